@@ -1,0 +1,31 @@
+// swift-tools-version:6.0
+// DocStore: an embedded object-graph store for Swift on its own storage engine.
+// Layers (dependencies point down only): docstore (CLI) → DocStore → DocStoreEngine → CLZ4.
+import PackageDescription
+
+let package = Package(
+    name: "DocStore",
+    products: [
+        .library(name: "DocStore", targets: ["DocStore"]),
+        .library(name: "DocStoreEngine", targets: ["DocStoreEngine"]),
+        .library(name: "DocStoreTestSupport", targets: ["DocStoreTestSupport"]),
+        .executable(name: "docstore", targets: ["DocStoreCLI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+    ],
+    targets: [
+        .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
+        .target(name: "DocStoreEngine", dependencies: ["CLZ4"]),
+        .target(name: "DocStore", dependencies: ["DocStoreEngine"]),
+        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine", "DocStore"]),
+        .executableTarget(
+            name: "DocStoreCLI",
+            dependencies: [
+                "DocStore", "DocStoreEngine",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]),
+        .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

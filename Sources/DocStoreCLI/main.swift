@@ -1,0 +1,1 @@
+print("docstore: under construction")

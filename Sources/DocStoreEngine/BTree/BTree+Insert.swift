@@ -1,0 +1,259 @@
+// BTree+Insert: putting a key and value into a copy-on-write B+tree (Format/page-file.md).
+//
+// The descent records the path; the leaf is made writable (copied unless this transaction owns
+// it), the cell is placed, and the walk back up copies each ancestor so it points at the new
+// child. A full page splits: leaves at the byte midpoint — or, when appending at the end of the
+// rightmost leaf (sequential inserts), with the old cells left full — and the parent gets the
+// shortest separator between the halves. A root split grows the tree by one level.
+
+enum ValuePlacement {
+    /// Sizes that decide where a value goes, derived from the page size and options.
+    struct Limits {
+        let pageSize: Int
+        /// Longest key: a page must hold at least four maximal cells.
+        let maxKeySize: Int
+        /// Largest cell kept inline in a leaf.
+        let maxInlineCell: Int
+        /// Values of at least this many bytes go to blob files (Int.max: never).
+        let blobThreshold: Int
+
+        init(pageSize: Int, blobThreshold: Int) {
+            self.pageSize = pageSize
+            self.maxInlineCell = (pageSize - PageHeader.size) / 4 - 2
+            self.maxKeySize = maxInlineCell - LeafCell.headerSize - LeafCell.overflowPayloadSize
+            self.blobThreshold = blobThreshold
+        }
+    }
+}
+
+extension BTree {
+    /// Inserts or replaces `key`. Returns the new root and whether the key is new.
+    static func put(
+        _ key: [UInt8], _ value: ValueToStore, root: PageNumber, in ws: PageWorkspace
+    ) throws(EngineError) -> (root: PageNumber, added: Bool) {
+        if root == .none {
+            let leaf = ws.newPage(.leaf)
+            let cell = try makeLeafCell(key, value, ws)
+            _ = insertCell(cell, into: leaf, at: 0, appendingRightmost: true, ws: ws)
+            return (leaf.number, true)
+        }
+        var path: [(page: Page, position: Int)] = []
+        var page = try ws.page(root)
+        var rightmost = true
+        let found: Bool
+        let index: Int
+        (index, found) = try withRawBytes(key) { (k) throws(EngineError) -> (Int, Bool) in
+            while page.type == .branch {
+                guard path.count < maxDepth else { throw .corrupt("tree deeper than \(maxDepth)", page: page.number) }
+                let pos = page.childPosition(for: k)
+                if pos != page.count { rightmost = false }
+                path.append((page, pos))
+                page = try ws.page(page.child(at: pos))
+            }
+            guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", page: page.number) }
+            return leafSearch(page, k)
+        }
+        let leaf = ws.writable(page)
+        if found {
+            try freeValue(of: leaf, at: index, ws)
+            leaf.removeSlot(at: index)
+        }
+        let cell = try makeLeafCell(key, value, ws)
+        var split = insertCell(cell, into: leaf, at: index, appendingRightmost: rightmost && index == leaf.count, ws: ws)
+        var child = leaf.number
+        for (parentOld, position) in path.reversed() {
+            if split == nil && ws.isOwned(parentOld) && parentOld.child(at: position) == child {
+                return (path[0].page.number, !found)
+            }
+            let parent = ws.writable(parentOld)
+            parent.setChild(at: position, child)
+            if let s = split {
+                split = insertSeparator(s.separator, child: s.right, into: parent, at: position, ws: ws)
+            }
+            child = parent.number
+        }
+        if let s = split {
+            let newRoot = ws.newPage(.branch)
+            newRoot.link = child
+            _ = insertSeparator(s.separator, child: s.right, into: newRoot, at: 0, ws: ws)
+            return (newRoot.number, !found)
+        }
+        return (child, !found)
+    }
+
+    // MARK: - Leaf cells
+
+    /// Builds a leaf cell, moving a large value to overflow pages or a blob file.
+    static func makeLeafCell(_ key: [UInt8], _ value: ValueToStore, _ ws: PageWorkspace) throws(EngineError) -> [UInt8] {
+        var cell: [UInt8] = []
+        switch value {
+        case .blob(let id, let length):
+            cell.reserveCapacity(LeafCell.headerSize + key.count + 8)
+            cell.append(ValueStorage.blob.rawValue)
+            cell.appendU16(UInt16(key.count))
+            cell.appendU32(UInt32(length))
+            cell += key
+            cell.appendU64(id.rawValue)
+        case .bytes(let v):
+            let inlineSize = LeafCell.headerSize + key.count + v.count
+            if inlineSize <= ws.limits.maxInlineCell {
+                cell.reserveCapacity(inlineSize)
+                cell.append(ValueStorage.inline.rawValue)
+                cell.appendU16(UInt16(key.count))
+                cell.appendU32(UInt32(v.count))
+                cell += key
+                cell += v
+            } else if v.count >= ws.limits.blobThreshold, ws.blobs != nil {
+                let id = try ws.writeBlob(v)
+                return try makeLeafCell(key, .blob(id, length: v.count), ws)
+            } else {
+                let compressed = v.count >= 512 ? LZ4.compress(v) : nil
+                let stored = compressed ?? v
+                let first = writeOverflow(stored, ws)
+                cell.append(ValueStorage.overflow.rawValue | (compressed != nil ? LeafCell.compressedFlag : 0))
+                cell.appendU16(UInt16(key.count))
+                cell.appendU32(UInt32(v.count))
+                cell += key
+                cell.appendU64(first.rawValue)
+                cell.appendU32(UInt32(stored.count))
+            }
+        }
+        return cell
+    }
+
+    /// Writes bytes to a new chain of overflow pages; returns the first page.
+    static func writeOverflow(_ stored: [UInt8], _ ws: PageWorkspace) -> PageNumber {
+        let cap = OverflowPage.capacity(pageSize: ws.pageSize)
+        let pages = (0..<OverflowPage.pagesNeeded(stored.count, pageSize: ws.pageSize)).map { _ in ws.newPage(.overflow) }
+        stored.withUnsafeBytes { src in
+            for (i, page) in pages.enumerated() {
+                let start = i * cap
+                let n = min(cap, stored.count - start)
+                page.bytes.baseAddress.map { dst in
+                    src.baseAddress.map { (dst + PageHeader.size).copyMemory(from: $0 + start, byteCount: n) }
+                }
+                page.link = i + 1 < pages.count ? pages[i + 1].number : .none
+            }
+        }
+        return pages.first?.number ?? .none
+    }
+
+    /// Releases the overflow pages or blob of leaf cell `index` (before it is replaced or removed).
+    static func freeValue(of leaf: Page, at index: Int, _ ws: PageWorkspace) throws(EngineError) {
+        switch leaf.leafStorage(index) {
+        case .inline: break
+        case .overflow:
+            let payload = leaf.leafPayload(index)
+            for p in try OverflowPage.pages(of: ws, first: PageNumber(payload.u64(0)), storedLength: Int(payload.u32(8)), file: ws.file) {
+                ws.release(p)
+            }
+        case .blob:
+            ws.freeBlob(BlobID(leaf.leafPayload(index).u64(0)))
+        }
+    }
+
+    /// Copies a cell into a page at slot `index`; the caller has checked it fits in the gap.
+    static func place(_ cell: UnsafeRawBufferPointer, in page: Page, at index: Int) {
+        let offset = page.insertSlot(at: index, cellSize: cell.count)
+        if let dst = page.bytes.baseAddress, let src = cell.baseAddress {
+            (dst + offset).copyMemory(from: src, byteCount: cell.count)
+        }
+    }
+
+    /// Rewrites a page with exactly these cells (compaction, and both halves of a split).
+    static func rebuild(_ page: Page, type: PageType, link: PageNumber, cells: ArraySlice<[UInt8]>) {
+        page.format(type)
+        page.link = link
+        for c in cells { c.withUnsafeBytes { place($0, in: page, at: page.count) } }
+    }
+
+    /// Inserts a leaf cell, compacting or splitting as needed. Returns the split, if any.
+    static func insertCell(
+        _ cell: [UInt8], into leaf: Page, at index: Int, appendingRightmost: Bool, ws: PageWorkspace
+    ) -> (separator: [UInt8], right: PageNumber)? {
+        let need = cell.count + 2
+        if leaf.gap >= need {
+            cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+            return nil
+        }
+        var cells = (0..<leaf.count).map { Array(leaf.leafCell($0)) }
+        let used = cells.reduce(0) { $0 + $1.count + 2 }
+        if leaf.size - PageHeader.size - used >= need {
+            rebuild(leaf, type: .leaf, link: .none, cells: cells[...])
+            cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+            return nil
+        }
+        cells.insert(cell, at: index)
+        let splitAt = appendingRightmost ? cells.count - 1 : byteMidpoint(cells)
+        let right = ws.newPage(.leaf)
+        rebuild(leaf, type: .leaf, link: .none, cells: cells[..<splitAt])
+        rebuild(right, type: .leaf, link: .none, cells: cells[splitAt...])
+        let separator = shortestSeparator(leaf.leafKey(leaf.count - 1), right.leafKey(0))
+        return (separator, right.number)
+    }
+
+    /// The index that splits cells into two halves of about equal bytes (each half non-empty).
+    static func byteMidpoint(_ cells: [[UInt8]]) -> Int {
+        let total = cells.reduce(0) { $0 + $1.count + 2 }
+        var acc = 0
+        for (i, c) in cells.enumerated() {
+            acc += c.count + 2
+            if acc >= total / 2 { return min(max(i + 1, 1), cells.count - 1) }
+        }
+        return cells.count - 1
+    }
+
+    /// The shortest key s with left < s <= right.
+    static func shortestSeparator(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> [UInt8] {
+        var i = 0
+        while i < left.count && i < right.count && left[i] == right[i] { i += 1 }
+        return Array(right[0..<min(i + 1, right.count)])
+    }
+
+    // MARK: - Branch cells
+
+    static func branchCell(_ key: [UInt8], child: PageNumber) -> [UInt8] {
+        var cell: [UInt8] = []
+        cell.reserveCapacity(BranchCell.headerSize + key.count)
+        cell.appendU16(UInt16(key.count))
+        cell.appendU64(child.rawValue)
+        cell += key
+        return cell
+    }
+
+    /// Inserts separator cell `index` (its child becomes position index + 1), splitting if full.
+    static func insertSeparator(
+        _ key: [UInt8], child: PageNumber, into branch: Page, at index: Int, ws: PageWorkspace
+    ) -> (separator: [UInt8], right: PageNumber)? {
+        let cell = branchCell(key, child: child)
+        if branch.gap >= cell.count + 2 {
+            cell.withUnsafeBytes { place($0, in: branch, at: index) }
+            return nil
+        }
+        var cells = (0..<branch.count).map { i in
+            Array(UnsafeRawBufferPointer(rebasing: branch.raw[branch.slot(i)..<(branch.slot(i) + branch.branchCellSize(i))]))
+        }
+        let used = cells.reduce(0) { $0 + $1.count + 2 }
+        if branch.size - PageHeader.size - used >= cell.count + 2 {
+            rebuild(branch, type: .branch, link: branch.link, cells: cells[...])
+            cell.withUnsafeBytes { place($0, in: branch, at: index) }
+            return nil
+        }
+        cells.insert(cell, at: index)
+        let mid = max(1, min(byteMidpoint(cells), cells.count - 2))
+        let promoted = cells[mid]
+        let promotedKey = Array(promoted[BranchCell.headerSize...])
+        let promotedChild = promoted.withUnsafeBytes { PageNumber($0.u64(BranchCell.childOffset)) }
+        let right = ws.newPage(.branch)
+        let leftmost = branch.link
+        rebuild(branch, type: .branch, link: leftmost, cells: cells[..<mid])
+        rebuild(right, type: .branch, link: promotedChild, cells: cells[(mid + 1)...])
+        return (promotedKey, right.number)
+    }
+}
+
+/// A value as a write transaction hands it to the tree: bytes to place, or a blob already written.
+enum ValueToStore {
+    case bytes([UInt8])
+    case blob(BlobID, length: Int)
+}

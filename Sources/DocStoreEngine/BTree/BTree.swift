@@ -1,0 +1,67 @@
+// BTree: lookups in a copy-on-write B+tree of byte keys and byte values (Format/page-file.md).
+//
+// A tree is named by its root page (0 = empty tree). Branch pages route by separator keys, leaf
+// pages hold the cells in key order; all leaves are at the same depth. The read algorithms here
+// are generic over PageSource so that snapshots and write transactions share them without
+// existentials in the inner loop. Mutations are in BTree+Insert.swift and BTree+Delete.swift.
+
+enum BTree {
+    /// The deepest a valid tree can be; a deeper descent means a cycle in a corrupt file (I10).
+    static let maxDepth = 32
+
+    /// The leaf that holds (or would hold) `key`, and the cell index and whether it matched.
+    static func find<S: PageSource>(
+        _ key: UnsafeRawBufferPointer, root: PageNumber, in source: S
+    ) throws(EngineError) -> (leaf: Page, index: Int, found: Bool)? {
+        guard root != .none else { return nil }
+        var page = try source.page(root)
+        var depth = 0
+        while page.type == .branch {
+            depth += 1
+            guard depth <= maxDepth, page.count > 0 || page.link != .none else {
+                throw .corrupt("branch page has no children or the tree is deeper than \(maxDepth)", page: page.number)
+            }
+            page = try source.page(page.child(at: page.childPosition(for: key)))
+        }
+        guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", page: page.number) }
+        let (index, found) = leafSearch(page, key)
+        return (page, index, found)
+    }
+
+    /// Binary search in a leaf: the index of `key`, or where it would be inserted.
+    @inline(__always) static func leafSearch(_ leaf: Page, _ key: UnsafeRawBufferPointer) -> (Int, Bool) {
+        var lo = 0, hi = leaf.count
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            let c = compareKeys(leaf.leafKey(mid), key)
+            if c < 0 { lo = mid + 1 } else if c > 0 { hi = mid } else { return (mid, true) }
+        }
+        return (lo, false)
+    }
+
+    /// The value of leaf cell `index`, wherever it is stored.
+    static func value<S: PageSource>(
+        of leaf: Page, at index: Int, in source: S, blobs: BlobStore?, file: String
+    ) throws(EngineError) -> [UInt8] {
+        let payload = leaf.leafPayload(index)
+        let length = leaf.leafValueLength(index)
+        switch leaf.leafStorage(index) {
+        case .inline:
+            return Array(payload)
+        case .overflow:
+            let first = PageNumber(payload.u64(0))
+            let stored = Int(payload.u32(8))
+            let bytes = try OverflowPage.read(from: source, first: first, storedLength: stored, file: file)
+            if leaf.leafFlags(index) & LeafCell.compressedFlag != 0 {
+                return try LZ4.decompress(bytes, rawLength: length)
+            }
+            guard bytes.count == length else {
+                throw .corrupt("overflow value has \(bytes.count) bytes, its cell says \(length)", file: file, page: leaf.number)
+            }
+            return bytes
+        case .blob:
+            guard let blobs else { throw .corrupt("a blob value in a store without a blob directory", file: file, page: leaf.number) }
+            return try blobs.read(BlobID(payload.u64(0)), expectedLength: length)
+        }
+    }
+}

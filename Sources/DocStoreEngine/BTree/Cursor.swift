@@ -1,0 +1,138 @@
+// Cursor: ordered iteration over one tree of one snapshot, in both directions.
+//
+// The cursor keeps the path from the root to its leaf (each branch and the child position taken)
+// and moves across leaves through that path, so it needs no sibling links (copy-on-write pages
+// cannot keep sibling links current). It reads through its transaction's page source; a cursor of
+// a write transaction must not be used after that transaction changes the same tree.
+
+/// A position in a tree's ordered keys.
+///
+/// ```swift
+/// try engine.read { txn in
+///     var cursor = try txn.cursor(in: "notes")
+///     var entry = try cursor.seek(to: [0x10])        // first key >= 0x10
+///     while let (key, value) = entry { print(key, value); entry = try cursor.next() }
+/// }
+/// ```
+public struct Cursor {
+    let source: any PageSource
+    let root: PageNumber
+    let blobs: BlobStore?
+    let file: String
+    private var path: [(page: Page, position: Int)] = []
+    private var leaf: Page?
+    private var index = 0
+
+    init(source: any PageSource, root: PageNumber, blobs: BlobStore?, file: String) {
+        self.source = source
+        self.root = root
+        self.blobs = blobs
+        self.file = file
+    }
+
+    /// The entry at the cursor, or nil when it is before the first or after the last key.
+    public func current() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        guard let leaf, index >= 0, index < leaf.count else { return nil }
+        return (Array(leaf.leafKey(index)), try BTree.value(of: leaf, at: index, in: source, blobs: blobs, file: file))
+    }
+
+    /// The key at the cursor without reading the value.
+    public var key: [UInt8]? {
+        guard let leaf, index >= 0, index < leaf.count else { return nil }
+        return Array(leaf.leafKey(index))
+    }
+
+    /// Moves to the first entry.
+    @discardableResult
+    public mutating func first() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        try descend(from: root, toLast: false)
+        return try skipEmpty(forward: true)
+    }
+
+    /// Moves to the last entry.
+    @discardableResult
+    public mutating func last() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        try descend(from: root, toLast: true)
+        return try skipEmpty(forward: false)
+    }
+
+    /// Moves to the first entry whose key is >= `key`.
+    @discardableResult
+    public mutating func seek(to key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        path.removeAll(keepingCapacity: true)
+        leaf = nil
+        guard root != .none else { return nil }
+        var page = try source.page(root)
+        try withRawBytes(key) { (k) throws(EngineError) in
+            while page.type == .branch {
+                guard path.count < BTree.maxDepth else { throw .corrupt("tree deeper than \(BTree.maxDepth)", file: file, page: page.number) }
+                let pos = page.childPosition(for: k)
+                path.append((page, pos))
+                page = try source.page(page.child(at: pos))
+            }
+            guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", file: file, page: page.number) }
+            leaf = page
+            index = BTree.leafSearch(page, k).0
+        }
+        return try skipEmpty(forward: true)
+    }
+
+    /// Moves to the last entry whose key is <= `key`.
+    @discardableResult
+    public mutating func seek(atOrBefore key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        let found = try seek(to: key)
+        if let found, found.key == key { return found }
+        if found == nil { return try last() }
+        return try previous()
+    }
+
+    /// Moves to the next entry.
+    @discardableResult
+    public mutating func next() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        guard leaf != nil else { return nil }
+        index += 1
+        return try skipEmpty(forward: true)
+    }
+
+    /// Moves to the previous entry.
+    @discardableResult
+    public mutating func previous() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        guard leaf != nil else { return nil }
+        index -= 1
+        return try skipEmpty(forward: false)
+    }
+
+    private mutating func descend(from start: PageNumber, toLast: Bool) throws(EngineError) {
+        if start == root { path.removeAll(keepingCapacity: true) }
+        leaf = nil
+        guard start != .none else { return }
+        var page = try source.page(start)
+        while page.type == .branch {
+            guard path.count < BTree.maxDepth else { throw .corrupt("tree deeper than \(BTree.maxDepth)", file: file, page: page.number) }
+            let pos = toLast ? page.count : 0
+            path.append((page, pos))
+            page = try source.page(page.child(at: pos))
+        }
+        guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", file: file, page: page.number) }
+        leaf = page
+        index = toLast ? page.count - 1 : 0
+    }
+
+    /// Steps over leaf boundaries until the index is inside a leaf, or the tree ends.
+    private mutating func skipEmpty(forward: Bool) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        while let l = leaf, index < 0 || index >= l.count {
+            // Climb to the nearest ancestor with a sibling in this direction.
+            while let top = path.last, forward ? top.position >= top.page.count : top.position <= 0 {
+                path.removeLast()
+            }
+            guard var top = path.popLast() else {
+                leaf = nil
+                return nil
+            }
+            top.position += forward ? 1 : -1
+            path.append(top)
+            try descend(from: top.page.child(at: top.position), toLast: !forward)
+        }
+        return try current()
+    }
+}

@@ -1,0 +1,310 @@
+// Engine: an open store — the page file, its WAL and blob directory — and the transactions on it.
+//
+// Files: `X.docstore` (pages), `X.docstore-wal` (log), `X.docstore-blobs/` (blob files).
+//
+// Store states and the functions that move between them:
+//
+//   (files) --Engine.open: Recovery.recover--> open --close()--> closed
+//                                               |  ^
+//                           write/sync failure  |  | (reopen: Engine.open again)
+//                                               v  |
+//                                             failed   (reads work; writes throw .failed, I8)
+//
+// Write transaction: Engine.write takes the writer lock → body runs → commit():
+// finish() (catalog) → WAL append → seal + install pages → publish → [auto checkpoint] →
+// unlock → GroupCommit.waitDurable (in .full mode, I4). A body that throws rolls back.
+//
+// Concurrency: one writer at a time (the writer lock); readers take snapshots of the published
+// state without blocking it. The engine object is Sendable and may be shared between threads;
+// transactions must stay on the thread that runs their closure.
+
+import Foundation
+import Synchronization
+
+/// An open DocStore storage engine: named B+trees of byte keys and values, with snapshot reads,
+/// one writer at a time, a write-ahead log, checkpoints and crash recovery.
+///
+/// ```swift
+/// let engine = try Engine.open(at: "/tmp/Notes.docstore")
+/// try engine.write { txn in
+///     try txn.createTreeIfMissing("notes")
+///     try txn.put(Array("hello".utf8), for: Array("k1".utf8), in: "notes")
+/// }
+/// let value = try engine.read { try $0.get(Array("k1".utf8), in: "notes") }
+/// try engine.close()
+/// ```
+///
+/// ## Topics
+/// - ``open(at:options:)``
+/// - ``read(_:)``
+/// - ``write(_:)``
+/// - ``checkpoint()``
+/// - ``verify()``
+/// - ``close()``
+public final class Engine: Sendable {
+    /// The paths of a store's files.
+    public struct Paths: Sendable {
+        public let pageFile: String
+        public let wal: String
+        public let blobDirectory: String
+        public let directory: String
+
+        public init(pageFile: String) {
+            self.pageFile = pageFile
+            self.wal = pageFile + "-wal"
+            self.blobDirectory = pageFile + "-blobs"
+            let dir = MemoryFileSystem.parent(of: pageFile)
+            self.directory = dir.isEmpty ? "." : dir
+        }
+    }
+
+    struct Published {
+        var lsn: LSN
+        var catalogRoot: PageNumber
+        var snapshots: [LSN: Int] = [:]
+        var closed = false
+
+        var oldestSnapshot: LSN? { snapshots.keys.min() }
+    }
+
+    public let paths: Paths
+    public let options: EngineOptions
+    /// The store's identity, fixed at creation.
+    public let storeID: UUID
+    /// The page size of this store.
+    public let pageSize: Int
+    let fileSystem: any FileSystem
+    let pager: Pager
+    let blobs: BlobStore?
+    let limits: ValuePlacement.Limits
+    let groupCommit: GroupCommit
+    let writer: WriterLock
+    let published: Mutex<Published>
+    let walFile: (any StorageFile)?
+
+    init(paths: Paths, options: EngineOptions, pager: Pager, meta: MetaPage, walFile: (any StorageFile)?, writerState: WriterState) {
+        self.paths = paths
+        self.options = options
+        self.fileSystem = options.fileSystem
+        self.pager = pager
+        self.pageSize = meta.pageSize
+        self.storeID = meta.storeID
+        self.blobs = BlobStore(fileSystem: options.fileSystem, directory: paths.blobDirectory)
+        self.limits = ValuePlacement.Limits(pageSize: meta.pageSize, blobThreshold: max(options.blobThreshold, 1))
+        self.groupCommit = GroupCommit(durable: meta.checkpointLSN)
+        self.writer = WriterLock(writerState)
+        self.published = Mutex(Published(lsn: meta.checkpointLSN, catalogRoot: meta.catalogRoot))
+        self.walFile = walFile
+    }
+
+    /// Opens the store whose page file is at `path`, creating it if allowed, and recovers it:
+    /// the newest valid checkpoint plus every intact WAL record after it.
+    ///
+    /// - Throws: `.storeLocked` (another process writes it), `.notADocStore`, `.versionTooNew`,
+    ///   `.notFound`, `.corrupt`, `.io`.
+    public static func open(at path: String, options: EngineOptions = EngineOptions()) throws(EngineError) -> Engine {
+        try Recovery.open(paths: Paths(pageFile: path), options: options)
+    }
+
+    /// Opens the store at a file URL.
+    public static func open(at url: URL, options: EngineOptions = EngineOptions()) throws(EngineError) -> Engine {
+        try open(at: url.path, options: options)
+    }
+
+    // MARK: - Reading
+
+    /// Begins a snapshot of the latest committed state. Close it when done.
+    public func beginRead() throws(EngineError) -> ReadTransaction {
+        let (lsn, root) = try published.withLock { (p) throws(EngineError) -> (LSN, PageNumber) in
+            guard !p.closed else { throw EngineError(.closed, "the engine is closed") }
+            p.snapshots[p.lsn, default: 0] += 1
+            return (p.lsn, p.catalogRoot)
+        }
+        return ReadTransaction(engine: self, lsn: lsn, catalogRoot: root)
+    }
+
+    func endSnapshot(_ lsn: LSN) {
+        published.withLock { p in
+            if let n = p.snapshots[lsn] {
+                if n <= 1 { p.snapshots.removeValue(forKey: lsn) } else { p.snapshots[lsn] = n - 1 }
+            }
+        }
+    }
+
+    /// Runs `body` with a snapshot of the latest committed state, then ends the snapshot.
+    public func read<R>(_ body: (ReadTransaction) throws -> R) throws -> R {
+        let txn = try beginRead()
+        defer { txn.close() }
+        return try body(txn)
+    }
+
+    /// The LSN of the latest committed transaction.
+    public var lastCommittedLSN: LSN { published.withLock { $0.lsn } }
+
+    // MARK: - Writing
+
+    /// Runs `body` in the write transaction and commits it when `body` returns; if `body` throws
+    /// or calls `rollback()`, nothing it did is kept. Only one write transaction runs at a time;
+    /// others wait. In `.full` durability this returns once the commit is durable (I4).
+    ///
+    /// - Throws: what `body` throws; `.readOnly`; `.failed` after an earlier I/O failure (I8);
+    ///   `.io`/`.noSpace` if the commit could not be written (the store then enters the failed
+    ///   state); `.closed`.
+    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+        guard !options.readOnly else { throw EngineError(.readOnly, "the store was opened read-only") }
+        var committed: LSN?
+        let result: R = try writer.withLock { state in
+            try state.checkWritable()
+            let txn = try beginWrite(&state)
+            let r: R
+            do {
+                r = try body(txn)
+            } catch {
+                txn.rollback()
+                txn.ws.discardBlobs()
+                throw error
+            }
+            if txn.rolledBack {
+                txn.ws.discardBlobs()
+                return r
+            }
+            committed = try commit(txn, &state, logged: true)
+            return r
+        }
+        if let lsn = committed, options.durability == .full {
+            try groupCommit.waitDurable(lsn) { () throws(EngineError) in
+                do throws(EngineError) { try walFile?.sync() } catch {
+                    writer.markFailed(error)
+                    throw error
+                }
+            }
+        }
+        return result
+    }
+
+    func beginWrite(_ state: inout WriterState) throws(EngineError) -> WriteTransaction {
+        let (lsn, root, oldest) = try published.withLock { (p) throws(EngineError) in
+            guard !p.closed else { throw EngineError(.closed, "the engine is closed") }
+            return (p.lsn, p.catalogRoot, p.oldestSnapshot)
+        }
+        reclaim(&state, oldestSnapshot: oldest)
+        let ws = PageWorkspace(
+            pager: pager, freeSpace: state.freeSpace, lsn: lsn.next, limits: limits,
+            blobs: blobs, durableBlobs: options.durability != .off)
+        return WriteTransaction(engine: self, lsn: lsn, catalogRoot: root, workspace: ws)
+    }
+
+    /// Returns freed pages and blob files to use once nothing can reach them (I7, I9).
+    func reclaim(_ state: inout WriterState, oldestSnapshot: LSN?) {
+        let durable = state.durableMeta.checkpointLSN
+        let dropped = state.freeSpace.release(oldestSnapshot: oldestSnapshot, durableCheckpoint: durable)
+        if !dropped.isEmpty { pager.drop(dropped) }
+        let limit = min(oldestSnapshot ?? durable, durable)
+        while let first = state.pendingBlobDeletes.first, first.lsn <= limit {
+            for id in first.blobs { try? blobs?.remove(id) }
+            state.pendingBlobDeletes.removeFirst()
+        }
+    }
+
+    /// Makes a finished transaction the new committed state. `logged` is false during replay.
+    func commit(_ txn: WriteTransaction, _ state: inout WriterState, logged: Bool) throws(EngineError) -> LSN? {
+        guard txn.hasChanges else {
+            txn.isOpen = false
+            return nil
+        }
+        let lsn = txn.lsn.next
+        let root = try txn.finish()
+        if logged {
+            let payload = txn.log.build()
+            guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }
+            let record = WALFormat.frame(payload: payload, lsn: lsn, generation: state.walGeneration)
+            do {
+                try walFile.write(record, at: state.walEnd)
+            } catch {
+                txn.ws.discardBlobs()
+                state.failed = error
+                groupCommit.fail(error)
+                throw error
+            }
+            state.walEnd += UInt64(record.count)
+        }
+        let pages = txn.ws.sealOwnedPages()
+        pager.install(pages)
+        state.freeSpace = txn.ws.freeSpace
+        state.freeSpace.free(txn.ws.freed, at: lsn)
+        if !txn.ws.blobsFreed.isEmpty { state.pendingBlobDeletes.append((lsn, txn.ws.blobsFreed)) }
+        txn.isOpen = false
+        published.withLock { p in
+            p.lsn = lsn
+            p.catalogRoot = root
+        }
+        if logged {
+            groupCommit.didAppend(lsn)
+            if state.walEnd >= UInt64(options.checkpointWALBytes) {
+                try checkpoint(&state)
+            }
+        }
+        return lsn
+    }
+
+    // MARK: - Checkpoint and close
+
+    /// Writes every change since the last checkpoint into the page file, makes it the durable
+    /// checkpoint and starts a new WAL generation. Runs automatically when the WAL grows past
+    /// ``EngineOptions/checkpointWALBytes``.
+    ///
+    /// - Throws: `.readOnly`, `.failed`, `.io`, `.noSpace` (then the store is failed, I8).
+    public func checkpoint() throws(EngineError) {
+        guard !options.readOnly else { throw EngineError(.readOnly, "the store was opened read-only") }
+        try writer.withLock { (state) throws(EngineError) in
+            try state.checkWritable()
+            try checkpoint(&state)
+        }
+    }
+
+    /// Checkpoints (unless read-only or failed), then closes the files. Later calls throw `.closed`.
+    public func close() throws(EngineError) {
+        var firstError: EngineError?
+        if !options.readOnly {
+            do {
+                try writer.withLock { (state) throws(EngineError) in
+                    if state.failed == nil && !state.closed { try checkpoint(&state) }
+                    state.closed = true
+                }
+            } catch { firstError = error }
+        }
+        let wasOpen = published.withLock { p in
+            defer { p.closed = true }
+            return !p.closed
+        }
+        if wasOpen {
+            walFile?.close()
+            pager.file.close()
+        }
+        if let firstError { throw firstError }
+    }
+
+    /// Statistics about the open store.
+    public func statistics() -> EngineStatistics {
+        let (pageCount, free, walBytes, generation, checkpointLSN) = writer.withLockUnchecked { s in
+            (s.freeSpace.pageCount, s.freeSpace.allFree.count, s.walEnd, s.durableMeta.generation, s.durableMeta.checkpointLSN)
+        }
+        return EngineStatistics(
+            pageSize: pageSize, pageCount: pageCount, freePages: free, walBytes: walBytes,
+            checkpointGeneration: generation, checkpointLSN: checkpointLSN, lastLSN: lastCommittedLSN)
+    }
+}
+
+/// Figures about an open store.
+public struct EngineStatistics: Sendable, Equatable {
+    public var pageSize: Int
+    /// Pages in the page file (meta pages included).
+    public var pageCount: UInt64
+    /// Pages free for reuse (now or once snapshots end).
+    public var freePages: Int
+    /// Bytes in the WAL.
+    public var walBytes: UInt64
+    public var checkpointGeneration: Generation
+    public var checkpointLSN: LSN
+    public var lastLSN: LSN
+}

@@ -1,0 +1,47 @@
+// EngineOptions: every knob of the engine, with the defaults a store gets when none is given
+// (leveldb's options.h). The page size matters only at creation; an existing store keeps its own.
+
+/// When a commit is durable.
+public enum Durability: String, Sendable, CaseIterable {
+    /// Every commit returns only after its WAL record is synced (I4). Concurrent committers share
+    /// one sync (group commit).
+    case full
+    /// Commits are synced at checkpoints only: a crash may lose the latest commits, never
+    /// corrupt the store or keep part of a transaction.
+    case normal
+    /// Nothing is ever synced. For scratch data: a power loss can damage the store.
+    case off
+}
+
+/// Options for opening a store.
+public struct EngineOptions: Sendable {
+    /// The page sizes a store can have: powers of two from 4 KiB to 64 KiB.
+    public static let validPageSizes: Set<Int> = [4096, 8192, 16384, 32768, 65536]
+
+    /// Page size for a new store (4 KiB by default). Ignored when opening an existing store.
+    public var pageSize: Int = 4096
+    /// When commits become durable (`.full` by default).
+    public var durability: Durability = .full
+    /// Create the store if it does not exist (true by default).
+    public var createIfMissing: Bool = true
+    /// Open without writing anything: no lock, no recovery writes, writes refused.
+    public var readOnly: Bool = false
+    /// A checkpoint runs automatically after a commit once the WAL is this long (16 MiB default).
+    public var checkpointWALBytes: Int = 16 << 20
+    /// Values of at least this many bytes are stored as external blob files (1 MiB default).
+    public var blobThreshold: Int = 1 << 20
+    /// How many bytes of clean pages the cache keeps (256 MiB default).
+    public var cacheBytes: Int = 256 << 20
+    /// The file system to use; the machine's by default. Tests pass a memory or faulty one.
+    public var fileSystem: any FileSystem = FoundationFileSystem()
+
+    public init() {}
+
+    /// Options with a few fields set.
+    public init(pageSize: Int = 4096, durability: Durability = .full, readOnly: Bool = false, fileSystem: any FileSystem = FoundationFileSystem()) {
+        self.pageSize = pageSize
+        self.durability = durability
+        self.readOnly = readOnly
+        self.fileSystem = fileSystem
+    }
+}

@@ -1,0 +1,116 @@
+// Pager: the page cache between the B+trees and the page file.
+//
+// Crash-safety invariants enforced here and in Checkpoint.swift / FreeSpace.swift:
+//   I1  A page referenced by the durable meta page is never written: the allocator hands out only
+//       pages the durable checkpoint does not use (FreeSpace), and the cache writes pages to the file
+//       only at checkpoint.
+//   I9  A free page is reused only when no live snapshot and not the durable checkpoint can reach
+//       it (FreeSpace.allocate).
+//   I10 Every page read from disk is validated (checksum, own number, type, cell bounds) before it
+//       enters the cache.
+//
+// The cache maps page numbers to immutable Page objects. For any page number at most one version
+// is reachable from the live snapshots and the current state (I9), so one map serves them all.
+// "Pinned" pages are those whose bytes the file does not hold yet (written since the last
+// checkpoint); they are never evicted. Clean pages are evicted when the cache is over capacity.
+
+import Synchronization
+
+/// Anything B+tree reads can get pages from: a snapshot (through the pager) or a write transaction
+/// (its own new pages first).
+protocol PageSource {
+    func page(_ number: PageNumber) throws(EngineError) -> Page
+    var pageSize: Int { get }
+}
+
+final class Pager: Sendable {
+    struct Cache {
+        var pages: [UInt64: Page] = [:]
+        var pinned: Set<UInt64> = []
+        var capacity: Int
+    }
+
+    let file: any StorageFile
+    let path: String
+    let pageSize: Int
+    let cache: Mutex<Cache>
+
+    init(file: any StorageFile, pageSize: Int, cachePages: Int) {
+        self.file = file
+        self.path = file.path
+        self.pageSize = pageSize
+        self.cache = Mutex(Cache(capacity: max(cachePages, 64)))
+    }
+
+    /// The page `number`, from the cache or read and validated from the file (I10).
+    func page(_ number: PageNumber) throws(EngineError) -> Page {
+        if let page = cache.withLock({ $0.pages[number.rawValue] }) { return page }
+        let page = try readFromFile(number)
+        return cache.withLock { c in
+            if let existing = c.pages[number.rawValue] { return existing }
+            if c.pages.count >= c.capacity { Pager.evict(&c) }
+            c.pages[number.rawValue] = page
+            return page
+        }
+    }
+
+    /// Reads and validates a page from the file, bypassing the cache.
+    func readFromFile(_ number: PageNumber, expecting type: PageType? = nil) throws(EngineError) -> Page {
+        guard number.rawValue >= 2 else {
+            throw .corrupt("a link points at meta page \(number.rawValue)", file: path, page: number)
+        }
+        let page = Page(number: number, size: pageSize)
+        let offset = number.rawValue &* UInt64(pageSize)
+        let n = try file.read(into: page.bytes, at: offset)
+        guard n == pageSize else {
+            throw .corrupt("page lies beyond the end of the file (\(n) of \(pageSize) bytes)", file: path, page: number, offset: offset)
+        }
+        try page.validate(file: path, expecting: type)
+        switch page.type {
+        case .leaf: try page.validateLeafCells(file: path)
+        case .branch: try page.validateBranchCells(file: path)
+        default: break
+        }
+        return page
+    }
+
+    /// Puts pages a commit created into the cache, pinned until a checkpoint writes them.
+    func install(_ pages: some Sequence<Page>) {
+        cache.withLock { c in
+            for page in pages {
+                c.pages[page.number.rawValue] = page
+                c.pinned.insert(page.number.rawValue)
+            }
+        }
+    }
+
+    /// Marks pages as held by the file (after a checkpoint wrote them): evictable from now on.
+    func unpin(_ numbers: some Sequence<UInt64>) {
+        cache.withLock { c in for n in numbers { c.pinned.remove(n) } }
+    }
+
+    /// Forgets pages nothing can reach any more (freed pages that became reusable).
+    func drop(_ numbers: some Sequence<UInt64>) {
+        cache.withLock { c in
+            for n in numbers {
+                c.pages.removeValue(forKey: n)
+                c.pinned.remove(n)
+            }
+        }
+    }
+
+    /// The cached page, if any (used by checkpoint to find the pages to write).
+    func cachedPage(_ number: UInt64) -> Page? { cache.withLock { $0.pages[number] } }
+
+    /// Evicts about a quarter of the clean pages.
+    private static func evict(_ c: inout Cache) {
+        let target = c.capacity * 3 / 4
+        var victims: [UInt64] = []
+        for key in c.pages.keys where !c.pinned.contains(key) {
+            victims.append(key)
+            if c.pages.count - victims.count <= target { break }
+        }
+        for key in victims { c.pages.removeValue(forKey: key) }
+    }
+}
+extension Pager: PageSource {}

@@ -1,0 +1,177 @@
+// Recovery: opening a store — creating it, choosing the checkpoint, replaying the WAL.
+//
+// Invariants enforced here:
+//   I3  Of the two meta slots, the valid one (rules M1-M6) with the higher generation wins.
+//   I5  WAL records are replayed in LSN order only while rules R1-R7 hold (WALReader); the first
+//       failure ends the log and the bytes after it are cut before anything new is appended.
+//   I6  Replay writes nothing but that cut: recovering twice from the same files gives the same
+//       state, so a crash during recovery is harmless.
+//   I7  Blob files that no tree references (written by a transaction that never became durable)
+//       are removed after replay.
+// A new store is created under a temporary name and renamed into place after it is synced, so a
+// crash during creation leaves either no store or a whole one.
+
+import Foundation
+
+enum Recovery {
+    static func open(paths: Engine.Paths, options: EngineOptions) throws(EngineError) -> Engine {
+        let fs = options.fileSystem
+        guard EngineOptions.validPageSizes.contains(options.pageSize) else {
+            throw EngineError(.invalidArgument, "page size \(options.pageSize) is not a power of two from 4096 to 65536")
+        }
+        if !fs.fileExists(paths.pageFile) {
+            guard options.createIfMissing, !options.readOnly else {
+                throw EngineError(.notFound, "no store at this path", file: paths.pageFile)
+            }
+            try create(paths: paths, options: options)
+        }
+        let file = try fs.openFile(paths.pageFile, create: false, readOnly: options.readOnly)
+        do {
+            if !options.readOnly { try file.lockExclusive() }
+            return try recover(file: file, paths: paths, options: options)
+        } catch {
+            file.close()
+            throw error
+        }
+    }
+
+    /// Writes an empty store: generation-1 meta in slot 1, slot 0 zero (Format/page-file.md).
+    static func create(paths: Engine.Paths, options: EngineOptions) throws(EngineError) {
+        let fs = options.fileSystem
+        let temp = paths.pageFile + "-new"
+        let meta = MetaPage(
+            pageSize: options.pageSize, generation: Generation(1), checkpointLSN: .zero, walGeneration: 1,
+            pageCount: 2, catalogRoot: .none, freeListHead: .none, freeListCount: 0, storeID: UUID())
+        var bytes = [UInt8](repeating: 0, count: 2 * options.pageSize)
+        let encoded = meta.encode()
+        bytes.replaceSubrange(options.pageSize..<(options.pageSize + encoded.count), with: encoded)
+        let file = try fs.openFile(temp, create: true, readOnly: false)
+        do {
+            try file.truncate(to: 0)
+            try file.write(bytes, at: 0)
+            try file.sync()
+            file.close()
+        } catch {
+            file.close()
+            throw error
+        }
+        try fs.renameFile(from: temp, to: paths.pageFile)
+        try fs.syncDirectory(paths.directory)
+    }
+
+    /// Reads the two meta slots and returns the valid one with the higher generation (I3).
+    static func chooseMeta(file: any StorageFile) throws(EngineError) -> MetaPage {
+        var first = [UInt8](repeating: 0, count: MetaPage.size)
+        let n = try withMutableRawBytes(&first) { (raw) throws(EngineError) in try file.read(into: raw, at: 0) }
+        var candidates: [MetaPage] = []
+        var errors: [EngineError] = []
+        if n == MetaPage.size {
+            do throws(EngineError) { candidates.append(try withRawBytes(first) { (raw) throws(EngineError) in try MetaPage.decode(raw, slot: 0, file: file.path) }) } catch { errors.append(error) }
+        }
+        // Slot 1 is one page in; its page size is unknown if slot 0 is damaged, so try each.
+        let sizes = candidates.first.map { [$0.pageSize] } ?? EngineOptions.validPageSizes.sorted()
+        for size in sizes {
+            var second = [UInt8](repeating: 0, count: MetaPage.size)
+            let m = try withMutableRawBytes(&second) { (raw) throws(EngineError) in try file.read(into: raw, at: UInt64(size)) }
+            guard m == MetaPage.size else { continue }
+            do throws(EngineError) {
+                let meta = try withRawBytes(second) { (raw) throws(EngineError) in try MetaPage.decode(raw, slot: 1, file: file.path) }
+                if meta.pageSize == size { candidates.append(meta); break }
+            } catch { errors.append(error) }
+        }
+        if let best = candidates.max(by: { $0.generation < $1.generation }) { return best }
+        if let tooNew = errors.first(where: { $0.code == .versionTooNew }) { throw tooNew }
+        if errors.contains(where: { $0.code == .corrupt }) {
+            throw .corrupt("neither meta page is valid: \(errors.map(\.message).joined(separator: "; "))", file: file.path, page: PageNumber(0))
+        }
+        throw EngineError(.notADocStore, "the file is not a DocStore store (no meta page has the DOCSTORE magic)", file: file.path)
+    }
+
+    static func recover(file: any StorageFile, paths: Engine.Paths, options: EngineOptions) throws(EngineError) -> Engine {
+        let fs = options.fileSystem
+        let meta = try chooseMeta(file: file)
+        let pager = Pager(file: file, pageSize: meta.pageSize, cachePages: options.cacheBytes / meta.pageSize)
+        let (free, listPages) = try FreeListPage.read(
+            head: meta.freeListHead, count: meta.freeListCount, pageCount: meta.pageCount, pager: pager)
+        var freeSpace = FreeSpace(pageCount: meta.pageCount, free: free)
+        freeSpace.durableFreeListPages = listPages
+
+        // The WAL.
+        var walFile: (any StorageFile)?
+        if fs.fileExists(paths.wal) {
+            walFile = try fs.openFile(paths.wal, create: false, readOnly: options.readOnly)
+        } else if !options.readOnly {
+            walFile = try fs.openFile(paths.wal, create: true, readOnly: false)
+        }
+        var report: WALReadReport?
+        if let walFile {
+            report = try WALReader.read(file: walFile, expectedGeneration: meta.walGeneration, expectedStart: meta.checkpointLSN.next)
+        }
+        let state = WriterState(
+            freeSpace: freeSpace, durableMeta: meta, walGeneration: meta.walGeneration,
+            walEnd: UInt64(WALFormat.headerSize))
+        let engine = Engine(paths: paths, options: options, pager: pager, meta: meta, walFile: options.readOnly ? nil : walFile, writerState: state)
+
+        // Replay (I5, I6).
+        let records = report?.records ?? []
+        try engine.writer.withLock { (state) throws(EngineError) in
+            for record in records {
+                let txn = try engine.beginWrite(&state)
+                for op in record.operations { try txn.apply(op) }
+                _ = try engine.commit(txn, &state, logged: false)
+            }
+            guard !options.readOnly, let walFile, let report else { return }
+            if report.generation == meta.walGeneration && report.startLSN == meta.checkpointLSN.next {
+                // Cut the torn tail, if any, before anything is appended after it.
+                if report.tailBytes > 0 {
+                    try walFile.truncate(to: report.validEnd)
+                    try walFile.sync()
+                }
+                state.walEnd = report.validEnd
+            } else {
+                // No usable log (new, torn header, or an older generation): start this one.
+                try walFile.truncate(to: 0)
+                try walFile.write(WALFormat.Header(generation: meta.walGeneration, startLSN: meta.checkpointLSN.next).encode(), at: 0)
+                try walFile.sync()
+                try fs.syncDirectory(paths.directory)
+                state.walEnd = UInt64(WALFormat.headerSize)
+            }
+        }
+        engine.groupCommit.markDurable(engine.lastCommittedLSN)
+        if !options.readOnly { try sweepOrphanBlobs(engine) }
+        return engine
+    }
+
+    /// Removes blob files no tree references (I7).
+    static func sweepOrphanBlobs(_ engine: Engine) throws(EngineError) {
+        guard let blobs = engine.blobs else { return }
+        let present = try blobs.list()
+        guard !present.isEmpty else { return }
+        let referenced: Set<BlobID> = try engine.readInternal { (txn) throws(EngineError) in
+            guard let info = try txn.info(TreeInfo.blobTreeName) else { return [] }
+            var cursor = Cursor(source: engine.pager, root: info.root, blobs: nil, file: engine.pager.path)
+            var ids = Set<BlobID>()
+            var e = try cursor.first()
+            while let entry = e {
+                if entry.key.count == 8 { ids.insert(BlobID(entry.key.withUnsafeBytes { UInt64(bigEndian: $0.loadUnaligned(as: UInt64.self)) })) }
+                e = try cursor.next()
+            }
+            return ids
+        }
+        var removed = false
+        for id in present where !referenced.contains(id) {
+            try blobs.remove(id)
+            removed = true
+        }
+        if removed { try engine.fileSystem.syncDirectory(blobs.directory) }
+    }
+}
+
+extension Engine {
+    /// A snapshot read with typed throws, for the engine's own use.
+    func readInternal<R>(_ body: (ReadTransaction) throws(EngineError) -> R) throws(EngineError) -> R {
+        let txn = try beginRead()
+        defer { txn.close() }
+        return try body(txn)
+    }
+}

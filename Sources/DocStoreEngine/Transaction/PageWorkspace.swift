@@ -1,0 +1,96 @@
+// PageWorkspace: the pages one write transaction creates, copies and frees.
+//
+// Copy-on-write: a page the transaction did not create is never modified; `writable` copies it to
+// a newly allocated page number and frees the old one (freed "at" this transaction's LSN, so
+// snapshots that still read it keep it, I9). Pages the transaction created are private until
+// commit and are modified in place. Every ancestor of a page the transaction created was copied by
+// the same descent, so the path from the root to any owned page is owned too.
+//
+// The workspace works on its own copy of FreeSpace: abort discards it whole, commit hands it back.
+
+final class PageWorkspace: PageSource {
+    let pager: Pager
+    var freeSpace: FreeSpace
+    /// Pages created by this transaction, by number.
+    private(set) var owned: [UInt64: Page] = [:]
+    /// Pages of the committed state this transaction replaced or deleted.
+    private(set) var freed: [UInt64] = []
+    let blobs: BlobStore?
+    let durableBlobs: Bool
+    /// Blob files written by this transaction (removed again if it aborts).
+    private(set) var blobsWritten: [BlobID] = []
+    /// Blob values this transaction unreferenced (removed once that is durable and unread).
+    private(set) var blobsFreed: [BlobID] = []
+    let lsn: LSN
+    let limits: ValuePlacement.Limits
+    private var blobSequence: UInt64 = 0
+
+    init(pager: Pager, freeSpace: FreeSpace, lsn: LSN, limits: ValuePlacement.Limits, blobs: BlobStore?, durableBlobs: Bool) {
+        self.pager = pager
+        self.limits = limits
+        self.freeSpace = freeSpace
+        self.lsn = lsn
+        self.blobs = blobs
+        self.durableBlobs = durableBlobs
+    }
+
+    var pageSize: Int { pager.pageSize }
+    var file: String { pager.path }
+
+    @inline(__always) func page(_ number: PageNumber) throws(EngineError) -> Page {
+        if let p = owned[number.rawValue] { return p }
+        return try pager.page(number)
+    }
+
+    func isOwned(_ page: Page) -> Bool { owned[page.number.rawValue] === page }
+
+    /// A page of `type`, freshly formatted, owned by this transaction.
+    func newPage(_ type: PageType) -> Page {
+        let page = Page(number: PageNumber(freeSpace.allocate()), size: pageSize)
+        page.format(type)
+        owned[page.number.rawValue] = page
+        return page
+    }
+
+    /// The page itself if this transaction owns it, else an owned copy (the original is freed).
+    func writable(_ page: Page) -> Page {
+        if owned[page.number.rawValue] === page { return page }
+        let copy = Page(copying: page, as: PageNumber(freeSpace.allocate()))
+        owned[copy.number.rawValue] = copy
+        freed.append(page.number.rawValue)
+        return copy
+    }
+
+    /// Frees a page: an owned one goes straight back to the allocator, a committed one waits.
+    func release(_ number: PageNumber) {
+        if owned.removeValue(forKey: number.rawValue) != nil {
+            freeSpace.unallocate(number.rawValue)
+        } else {
+            freed.append(number.rawValue)
+        }
+    }
+
+    /// Stores a value's bytes in a new blob file and returns its ID.
+    func writeBlob(_ value: [UInt8]) throws(EngineError) -> BlobID {
+        guard let blobs else { throw EngineError(.invalidArgument, "this store has no blob directory") }
+        blobSequence += 1
+        let id = BlobID((lsn.rawValue << 20) | blobSequence)
+        try blobs.write(id, value, sync: durableBlobs)
+        blobsWritten.append(id)
+        return id
+    }
+
+    func freeBlob(_ id: BlobID) { blobsFreed.append(id) }
+
+    /// Seals every owned page (checksums) and returns them, ready to publish.
+    func sealOwnedPages() -> [Page] {
+        let pages = Array(owned.values)
+        for p in pages { p.seal() }
+        return pages
+    }
+
+    /// Removes the blob files this transaction wrote (on abort; best effort).
+    func discardBlobs() {
+        for id in blobsWritten { try? blobs?.remove(id) }
+    }
+}

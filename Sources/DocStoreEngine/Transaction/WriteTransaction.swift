@@ -1,0 +1,176 @@
+// WriteTransaction: the one writer's view — the committed state plus its own changes, made
+// copy-on-write in a PageWorkspace and logged as WAL operations as they happen.
+//
+// Nothing it does is visible to others until Engine.write commits it: then its pages are sealed
+// and installed, its record appended to the WAL, and the new state published in one step. If the
+// body throws, or `rollback()` is called, the workspace is discarded whole (including its copy
+// of the free space and any blob files it wrote).
+
+/// A read-write transaction. Get one from ``Engine/write(_:)``.
+///
+/// ```swift
+/// try engine.write { txn in
+///     try txn.createTreeIfMissing("notes")
+///     try txn.put(Array("n1".utf8), Array("hello".utf8), in: "notes")
+/// }
+/// ```
+public final class WriteTransaction: Transaction {
+    let ws: PageWorkspace
+    var log = WALPayloadBuilder()
+    /// Trees created, changed or dropped (nil) by this transaction.
+    var changedTrees: [String: TreeInfo?] = [:]
+    var rolledBack = false
+
+    init(engine: Engine, lsn: LSN, catalogRoot: PageNumber, workspace: PageWorkspace) {
+        self.ws = workspace
+        super.init(engine: engine, lsn: lsn, catalogRoot: catalogRoot)
+    }
+
+    override var workspace: PageWorkspace? { ws }
+
+    private func setInfo(_ name: String, _ info: TreeInfo?) {
+        treeCache[name] = .some(info)
+        changedTrees[name] = .some(info)
+    }
+
+    // MARK: - Trees
+
+    /// Creates an empty tree.
+    /// - Throws: `.treeExists`, `.invalidArgument` (bad name), `.transactionClosed`.
+    public func createTree(named name: String) throws(EngineError) {
+        try TreeInfo.validateUserName(name)
+        try checkOpen()
+        guard try info(name) == nil else { throw EngineError(.treeExists, "a tree named '\(name)' already exists") }
+        try apply(.createTree(name))
+    }
+
+    /// Creates the tree unless it exists.
+    public func createTreeIfMissing(_ name: String) throws(EngineError) {
+        try TreeInfo.validateUserName(name)
+        try checkOpen()
+        if try info(name) == nil { try apply(.createTree(name)) }
+    }
+
+    /// Deletes a tree and everything in it.
+    /// - Throws: `.treeNotFound`, `.transactionClosed`.
+    public func dropTree(named name: String) throws(EngineError) {
+        try TreeInfo.validateUserName(name)
+        _ = try requireTree(name)
+        try apply(.dropTree(name))
+    }
+
+    // MARK: - Entries
+
+    /// Stores `value` under `key`, replacing any value there.
+    ///
+    /// Values of any size up to 4 GiB - 1 are accepted: small ones sit in the leaf, larger ones
+    /// in overflow pages (LZ4-compressed when that shrinks them), and those of at least
+    /// ``EngineOptions/blobThreshold`` bytes in external blob files.
+    /// - Throws: `.treeNotFound`, `.keyTooLarge`, `.valueTooLarge`, `.transactionClosed`, `.io`.
+    public func put(_ value: [UInt8], for key: [UInt8], in tree: String) throws(EngineError) {
+        _ = try requireTree(tree)
+        guard key.count <= ws.limits.maxKeySize else {
+            throw EngineError(.keyTooLarge, "a key of \(key.count) bytes is longer than the \(ws.limits.maxKeySize) bytes allowed with \(ws.pageSize)-byte pages")
+        }
+        guard value.count < Int(UInt32.max) else {
+            throw EngineError(.valueTooLarge, "a value of \(value.count) bytes is longer than 4 GiB - 1")
+        }
+        if value.count >= ws.limits.blobThreshold, engine.blobs != nil,
+           LeafCell.headerSize + key.count + value.count > ws.limits.maxInlineCell {
+            let id = try ws.writeBlob(value)
+            try apply(.putBlob(tree: tree, key: key, blob: id, length: value.count))
+        } else {
+            try apply(.put(tree: tree, key: key, value: value))
+        }
+    }
+
+    /// Removes `key`; returns whether it was there.
+    /// - Throws: `.treeNotFound`, `.transactionClosed`.
+    @discardableResult
+    public func delete(_ key: [UInt8], in tree: String) throws(EngineError) -> Bool {
+        _ = try requireTree(tree)
+        guard try contains(key, in: tree) else { return false }
+        try apply(.delete(tree: tree, key: key))
+        return true
+    }
+
+    /// Abandons every change; later calls throw `.transactionClosed`.
+    public func rollback() {
+        guard isOpen else { return }
+        isOpen = false
+        rolledBack = true
+    }
+
+    /// Whether the transaction changed anything.
+    public var hasChanges: Bool { !log.isEmpty }
+
+    // MARK: - Applying operations (also used by recovery to replay the WAL)
+
+    /// Performs one operation on the workspace and logs it.
+    func apply(_ op: WALOperation) throws(EngineError) {
+        try checkOpen()
+        switch op {
+        case let .createTree(name):
+            setInfo(name, TreeInfo(root: .none, count: 0))
+        case let .dropTree(name):
+            guard let info = try info(name) else { throw .corrupt("dropping a missing tree '\(name)'") }
+            try BTree.freeAll(root: info.root, in: ws)
+            setInfo(name, nil)
+        case let .put(tree, key, value):
+            try put(.bytes(value), key: key, tree: tree)
+        case let .putBlob(tree, key, blob, length):
+            try put(.blob(blob, length: length), key: key, tree: tree)
+            try registerBlob(blob, length: length)
+        case let .delete(tree, key):
+            guard var info = try info(tree) else { throw .corrupt("deleting from a missing tree '\(tree)'") }
+            let (root, removed) = try BTree.delete(key, root: info.root, in: ws)
+            info.root = root
+            if removed { info.count -= 1 }
+            setInfo(tree, info)
+        }
+        log.append(op)
+    }
+
+    private func put(_ value: ValueToStore, key: [UInt8], tree: String) throws(EngineError) {
+        guard var info = try info(tree) else { throw .corrupt("writing to a missing tree '\(tree)'") }
+        let (root, added) = try BTree.put(key, value, root: info.root, in: ws)
+        info.root = root
+        if added { info.count += 1 }
+        setInfo(tree, info)
+    }
+
+    private func registerBlob(_ blob: BlobID, length: Int) throws(EngineError) {
+        var info = try info(TreeInfo.blobTreeName) ?? TreeInfo(root: .none, count: 0)
+        var v = [UInt8]()
+        v.appendU64(UInt64(length))
+        let (root, added) = try BTree.put(blob.treeKey, .bytes(v), root: info.root, in: ws)
+        info.root = root
+        if added { info.count += 1 }
+        setInfo(TreeInfo.blobTreeName, info)
+    }
+
+    /// Before commit: unregisters freed blobs and writes changed tree roots into the catalog.
+    /// Returns the new catalog root.
+    func finish() throws(EngineError) -> PageNumber {
+        let freedBlobs = ws.blobsFreed
+        if !freedBlobs.isEmpty, var info = try info(TreeInfo.blobTreeName) {
+            for id in freedBlobs {
+                let (root, removed) = try BTree.delete(id.treeKey, root: info.root, in: ws)
+                info.root = root
+                if removed { info.count -= 1 }
+            }
+            setInfo(TreeInfo.blobTreeName, info)
+        }
+        var root = catalogRoot
+        for (name, info) in changedTrees.sorted(by: { $0.key < $1.key }) {
+            let key = Array(name.utf8)
+            if let info {
+                root = try BTree.put(key, .bytes(info.encode()), root: root, in: ws).root
+            } else {
+                root = try BTree.delete(key, root: root, in: ws).root
+            }
+        }
+        catalogRoot = root
+        return root
+    }
+}

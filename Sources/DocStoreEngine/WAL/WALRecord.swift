@@ -1,0 +1,122 @@
+// WALRecord: the logical content of one committed transaction — the operations it performed, in
+// order (Format/wal.md § Payload). Replaying them on the checkpoint state redoes the transaction.
+//
+// payload := treeCount varint, treeName*, opCount varint, op*
+// treeName := length varint, UTF-8 bytes
+// op := kind u8, tree varint (index into the names), then by kind:
+//   1 put:        key (length varint + bytes), value (length varint + bytes)
+//   2 delete:     key
+//   3 createTree: nothing
+//   4 dropTree:   nothing
+//   5 putBlob:    key, blob ID u64, value length varint
+
+/// One operation of a transaction, as logged.
+public enum WALOperation: Equatable, Sendable {
+    case put(tree: String, key: [UInt8], value: [UInt8])
+    case putBlob(tree: String, key: [UInt8], blob: BlobID, length: Int)
+    case delete(tree: String, key: [UInt8])
+    case createTree(String)
+    case dropTree(String)
+
+    var kind: UInt8 {
+        switch self {
+        case .put: 1
+        case .delete: 2
+        case .createTree: 3
+        case .dropTree: 4
+        case .putBlob: 5
+        }
+    }
+}
+
+/// Builds a record payload as a transaction runs.
+struct WALPayloadBuilder {
+    private var names: [String] = []
+    private var index: [String: Int] = [:]
+    private var ops: [UInt8] = []
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    private mutating func tree(_ name: String) -> Int {
+        if let i = index[name] { return i }
+        names.append(name)
+        index[name] = names.count - 1
+        return names.count - 1
+    }
+
+    mutating func append(_ op: WALOperation) {
+        count += 1
+        ops.append(op.kind)
+        switch op {
+        case let .put(t, key, value):
+            ops.appendVarint(UInt64(tree(t)))
+            ops.appendLengthPrefixed(key)
+            ops.appendLengthPrefixed(value)
+        case let .putBlob(t, key, blob, length):
+            ops.appendVarint(UInt64(tree(t)))
+            ops.appendLengthPrefixed(key)
+            ops.appendU64(blob.rawValue)
+            ops.appendVarint(UInt64(length))
+        case let .delete(t, key):
+            ops.appendVarint(UInt64(tree(t)))
+            ops.appendLengthPrefixed(key)
+        case let .createTree(t), let .dropTree(t):
+            ops.appendVarint(UInt64(tree(t)))
+        }
+    }
+
+    func build() -> [UInt8] {
+        var b = [UInt8]()
+        b.reserveCapacity(ops.count + 16 + names.count * 16)
+        b.appendVarint(UInt64(names.count))
+        for n in names { b.appendLengthPrefixed(Array(n.utf8)) }
+        b.appendVarint(UInt64(count))
+        b += ops
+        return b
+    }
+}
+
+enum WALPayload {
+    /// Decodes a payload; every length and index is checked against the bytes present (I10).
+    static func decode(_ raw: UnsafeRawBufferPointer, lsn: LSN) throws(EngineError) -> [WALOperation] {
+        var r = ByteReader(raw, what: "WAL record \(lsn.rawValue)")
+        let treeCount = try r.readVarint()
+        guard treeCount <= UInt64(r.remaining) else { throw .corrupt("WAL record names \(treeCount) trees in \(r.remaining) bytes", lsn: lsn) }
+        var names: [String] = []
+        for _ in 0..<treeCount {
+            let bytes = try r.readLengthPrefixed()
+            guard let name = String(validating: bytes, as: UTF8.self) else {
+                throw .corrupt("WAL record has a tree name that is not UTF-8", lsn: lsn, offset: UInt64(r.offset))
+            }
+            names.append(name)
+        }
+        let opCount = try r.readVarint()
+        guard opCount <= UInt64(r.remaining) else { throw .corrupt("WAL record claims \(opCount) operations in \(r.remaining) bytes", lsn: lsn) }
+        var ops: [WALOperation] = []
+        ops.reserveCapacity(Int(opCount))
+        for _ in 0..<opCount {
+            let at = r.offset
+            let kind = try r.readU8()
+            let t = try r.readVarint()
+            guard t < UInt64(names.count) else { throw .corrupt("WAL operation names tree \(t) of \(names.count)", lsn: lsn, offset: UInt64(at)) }
+            let tree = names[Int(t)]
+            switch kind {
+            case 1: ops.append(.put(tree: tree, key: try r.readLengthPrefixed(), value: try r.readLengthPrefixed()))
+            case 2: ops.append(.delete(tree: tree, key: try r.readLengthPrefixed()))
+            case 3: ops.append(.createTree(tree))
+            case 4: ops.append(.dropTree(tree))
+            case 5:
+                let key = try r.readLengthPrefixed()
+                let blob = BlobID(try r.readU64())
+                let length = try r.readVarint()
+                guard length <= UInt64(UInt32.max) else { throw .corrupt("WAL blob length \(length) too large", lsn: lsn, offset: UInt64(at)) }
+                ops.append(.putBlob(tree: tree, key: key, blob: blob, length: Int(length)))
+            default:
+                throw .corrupt("WAL operation has unknown kind \(kind)", lsn: lsn, offset: UInt64(at))
+            }
+        }
+        guard r.isAtEnd else { throw .corrupt("WAL record has \(r.remaining) bytes after its last operation", lsn: lsn, offset: UInt64(r.offset)) }
+        return ops
+    }
+}

@@ -1,0 +1,228 @@
+// Engine basics: trees, put/get/delete, values of every size, cursors, persistence across
+// reopen, on both the real file system and the in-memory one.
+
+import DocStoreTestSupport
+import Foundation
+import Testing
+
+@testable import DocStoreEngine
+
+func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+
+/// Opens a store on a fresh path of the given file system kind.
+func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws -> (Engine, String, any FileSystem, TemporaryDirectory) {
+    let dir = TemporaryDirectory()
+    var options = options
+    let fs: any FileSystem
+    let path: String
+    if kind == "memory" {
+        fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        path = "/db/Test.docstore"
+    } else {
+        fs = FoundationFileSystem()
+        path = dir.file("Test.docstore")
+    }
+    options.fileSystem = fs
+    return (try Engine.open(at: path, options: options), path, fs, dir)
+}
+
+@Suite struct EngineBasicsTests {
+    @Test(arguments: ["memory", "real"])
+    func putThenGetReturnsTheValue(kind: String) throws {
+        let (engine, _, _, _) = try makeStore(kind)
+        try engine.write { txn in
+            try txn.createTree(named: "notes")
+            try txn.put(bytes("hello"), for: bytes("k1"), in: "notes")
+        }
+        let v = try engine.read { try $0.get(bytes("k1"), in: "notes") }
+        #expect(v == bytes("hello"))
+        let missing = try engine.read { try $0.get(bytes("k2"), in: "notes") }
+        #expect(missing == nil)
+        try engine.close()
+    }
+
+    @Test func missingTreeThrowsTreeNotFound() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        #expect(throws: EngineError.self) { try engine.read { try $0.get(bytes("a"), in: "nope") } }
+        do {
+            _ = try engine.read { try $0.get(bytes("a"), in: "nope") }
+        } catch let e as EngineError {
+            #expect(e.code == .treeNotFound)
+        }
+    }
+
+    @Test func reservedTreeNameIsRejected() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        do {
+            try engine.write { try $0.createTree(named: "$blobs") }
+            Issue.record("expected invalidArgument")
+        } catch let e as EngineError {
+            #expect(e.code == .invalidArgument)
+        }
+    }
+
+    @Test(arguments: ["memory", "real"])
+    func manyRandomKeysMatchAnOrderedModel(kind: String) throws {
+        let seed: UInt64 = 7
+        var rng = SplitMix64(seed: seed)
+        let (engine, path, fs, dir) = try makeStore(kind)
+        _ = dir
+        var model: [[UInt8]: [UInt8]] = [:]
+        try engine.write { try $0.createTree(named: "t") }
+        for round in 0..<20 {
+            try engine.write { txn in
+                for _ in 0..<500 {
+                    let key = rng.bytes(Int(rng.next() % 24) + 1)
+                    let r = rng.next() % 10
+                    if r < 7 {
+                        let value = rng.bytes(Int(rng.next() % 200))
+                        try txn.put(value, for: key, in: "t")
+                        model[key] = value
+                    } else if let victim = model.keys.randomElement(using: &rng) {
+                        #expect(try txn.delete(victim, in: "t"), "seed \(seed) round \(round)")
+                        model[victim] = nil
+                    }
+                }
+            }
+        }
+        func check(_ engine: Engine) throws {
+            try engine.read { txn in
+                #expect(try txn.count(in: "t") == model.count, "seed \(seed)")
+                let all = try txn.entries(in: "t")
+                let expected = model.sorted { $0.key.lexicographicallyPrecedes($1.key) }
+                #expect(all.map(\.key) == expected.map(\.key), "seed \(seed)")
+                #expect(all.map(\.value) == expected.map(\.value), "seed \(seed)")
+                let reversed = try txn.entries(in: "t", reverse: true)
+                #expect(reversed.map(\.key) == expected.reversed().map(\.key), "seed \(seed)")
+                for (k, v) in model.prefix(300) { #expect(try txn.get(k, in: "t") == v, "seed \(seed)") }
+            }
+            let report = try engine.verify()
+            #expect(report.problems.isEmpty, "seed \(seed): \(report.problems)")
+        }
+        try check(engine)
+        try engine.close()
+        var options = EngineOptions()
+        options.fileSystem = fs
+        let reopened = try Engine.open(at: path, options: options)
+        try check(reopened)
+        try reopened.close()
+    }
+
+    @Test(arguments: [0, 1, 100, 1_000, 5_000, 70_000, 300_000])
+    func valuesOfEverySizeRoundTrip(size: Int) throws {
+        var rng = SplitMix64(seed: UInt64(size))
+        var options = EngineOptions()
+        options.blobThreshold = 200_000
+        let (engine, path, fs, _) = try makeStore("memory", options: options)
+        let random = rng.bytes(size)
+        let compressible = [UInt8](repeating: 0x41, count: size)
+        try engine.write { txn in
+            try txn.createTree(named: "v")
+            try txn.put(random, for: bytes("random"), in: "v")
+            try txn.put(compressible, for: bytes("same"), in: "v")
+        }
+        #expect(try engine.read { try $0.get(bytes("random"), in: "v") } == random)
+        #expect(try engine.read { try $0.get(bytes("same"), in: "v") } == compressible)
+        try engine.close()
+        options.fileSystem = fs
+        let again = try Engine.open(at: path, options: options)
+        #expect(try again.read { try $0.get(bytes("random"), in: "v") } == random)
+        #expect(try again.read { try $0.get(bytes("same"), in: "v") } == compressible)
+        #expect(try again.verify().problems.isEmpty)
+        try again.close()
+    }
+
+    @Test func keyLongerThanTheLimitThrowsKeyTooLarge() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        do {
+            try engine.write { txn in
+                try txn.createTree(named: "t")
+                try txn.put([], for: [UInt8](repeating: 1, count: 5000), in: "t")
+            }
+            Issue.record("expected keyTooLarge")
+        } catch let e as EngineError {
+            #expect(e.code == .keyTooLarge)
+        }
+        // The failed transaction left nothing behind.
+        #expect(try engine.read { try $0.treeExists("t") } == false)
+    }
+
+    @Test func throwingBodyRollsBackEverything() throws {
+        struct Boom: Error {}
+        let (engine, _, _, _) = try makeStore("memory")
+        try engine.write { try $0.createTree(named: "t") }
+        #expect(throws: Boom.self) {
+            try engine.write { txn in
+                try txn.put(bytes("x"), for: bytes("a"), in: "t")
+                throw Boom()
+            }
+        }
+        #expect(try engine.read { try $0.count(in: "t") } == 0)
+    }
+
+    @Test func snapshotDoesNotSeeLaterCommits() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            try txn.put(bytes("1"), for: bytes("a"), in: "t")
+        }
+        let snapshot = try engine.beginRead()
+        try engine.write { txn in
+            try txn.put(bytes("2"), for: bytes("a"), in: "t")
+            try txn.put(bytes("3"), for: bytes("b"), in: "t")
+        }
+        // Churn enough that freed pages would be reused if the snapshot did not hold them (I9).
+        for i in 0..<200 {
+            try engine.write { try $0.put(bytes("v\(i)"), for: bytes("k\(i)"), in: "t") }
+        }
+        #expect(try snapshot.get(bytes("a"), in: "t") == bytes("1"))
+        #expect(try snapshot.get(bytes("b"), in: "t") == nil)
+        #expect(try snapshot.count(in: "t") == 1)
+        snapshot.close()
+        #expect(throws: EngineError.self) { try snapshot.get(bytes("a"), in: "t") }
+        #expect(try engine.read { try $0.get(bytes("a"), in: "t") } == bytes("2"))
+    }
+
+    @Test func cursorSeeksAndWalksBothWays() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for i in stride(from: 0, to: 2000, by: 2) {
+                try txn.put(bytes("\(i)"), for: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: "t")
+            }
+        }
+        try engine.read { txn in
+            var c = try txn.cursor(in: "t")
+            let k = { (i: UInt32) in withUnsafeBytes(of: i.bigEndian, Array.init) }
+            #expect(try c.seek(to: k(501))?.key == k(502))
+            #expect(try c.next()?.key == k(504))
+            #expect(try c.previous()?.key == k(502))
+            #expect(try c.previous()?.key == k(500))
+            #expect(try c.seek(atOrBefore: k(501))?.key == k(500))
+            #expect(try c.seek(to: k(5000)) == nil)
+            #expect(try c.first()?.key == k(0))
+            #expect(try c.previous() == nil)
+            #expect(try c.last()?.key == k(1998))
+            #expect(try c.next() == nil)
+            let range = try txn.entries(in: "t", from: k(100), to: k(110))
+            #expect(range.map(\.key) == [k(100), k(102), k(104), k(106), k(108)])
+        }
+    }
+
+    @Test func dropTreeFreesItsPages() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        try engine.write { txn in
+            try txn.createTree(named: "big")
+            for i in 0..<3000 { try txn.put([UInt8](repeating: 7, count: 300), for: bytes("key\(i)"), in: "big") }
+        }
+        try engine.checkpoint()
+        let before = engine.statistics()
+        try engine.write { try $0.dropTree(named: "big") }
+        try engine.checkpoint()
+        let after = engine.statistics()
+        #expect(after.freePages > before.freePages + 200)
+        #expect(try engine.read { try $0.treeNames() } == [])
+        #expect(try engine.verify().problems.isEmpty)
+    }
+}

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs the system libraries DocStore builds against, when they are missing (Debian/Ubuntu).
+# liblz4-dev: the LZ4 compression library the engine links (Sources/CLZ4).
+set -euo pipefail
+need=()
+[ -f /usr/include/lz4.h ] || need+=(liblz4-dev)
+if [ "${1:-}" = "--bench" ]; then
+  [ -f /usr/include/lmdb.h ] || need+=(liblmdb-dev)
+  [ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)
+fi
+if [ ${#need[@]} -gt 0 ]; then
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq "${need[@]}"
+fi
