@@ -162,7 +162,14 @@ public final class Engine: Sendable {
             } catch {
                 txn.rollback()
                 txn.ws.discardBlobs()
+                if let failure = txn.ws.ioFailure { enterFailedState(failure, &state) }
                 throw error
+            }
+            if let failure = txn.ws.ioFailure {
+                txn.rollback()
+                txn.ws.discardBlobs()
+                enterFailedState(failure, &state)
+                throw failure
             }
             if txn.rolledBack {
                 txn.ws.discardBlobs()
@@ -222,8 +229,7 @@ public final class Engine: Sendable {
                 try walFile.write(record, at: state.walEnd)
             } catch {
                 txn.ws.discardBlobs()
-                state.failed = error
-                groupCommit.fail(error)
+                enterFailedState(error, &state)
                 throw error
             }
             state.walEnd += UInt64(record.count)
@@ -245,6 +251,12 @@ public final class Engine: Sendable {
             }
         }
         return lsn
+    }
+
+    /// I8: after a failed write or sync the open store refuses writes until it is reopened.
+    func enterFailedState(_ error: EngineError, _ state: inout WriterState) {
+        if state.failed == nil { state.failed = error }
+        groupCommit.fail(error)
     }
 
     // MARK: - Checkpoint and close

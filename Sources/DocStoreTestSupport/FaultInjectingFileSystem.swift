@@ -71,6 +71,8 @@ public final class FaultInjectingFileSystem: FileSystem {
         var failKind: InjectedFault = .eio
         var failPersistently = false
         var failing = false
+        /// What the first injected failure hit ("remove /db/x.blob").
+        var injectedCall: String?
         var lockHolders: [String: ObjectIdentifier] = [:]
         /// A log of the mutating calls, for failure messages ("write /db/x.docstore-wal @32 +94").
         var log: [String] = []
@@ -119,6 +121,9 @@ public final class FaultInjectingFileSystem: FileSystem {
 
     /// How many mutating calls have been made.
     public var callCount: Int { state.withLock { $0.calls } }
+
+    /// The call the injected failure hit, once it has.
+    public var injectedCall: String? { state.withLock { $0.injectedCall } }
 
     /// Whether the simulated crash has happened.
     public var hasCrashed: Bool { state.withLock { $0.crashed } }
@@ -207,6 +212,7 @@ public final class FaultInjectingFileSystem: FileSystem {
         }
         if let f = s.failAt, s.calls == f || (s.failPersistently && s.calls > f) {
             s.failing = true
+            if s.calls == f { s.injectedCall = what }
             switch s.failKind {
             case .eio: return EngineError(.io, "injected EIO at call \(s.calls)", errno: 5)
             case .enospc: return EngineError(.noSpace, "injected ENOSPC at call \(s.calls)", errno: 28)

@@ -21,8 +21,7 @@ extension Engine {
         do {
             try writeCheckpoint(&state, lsn: lsn, catalogRoot: catalogRoot)
         } catch {
-            state.failed = error
-            groupCommit.fail(error)
+            enterFailedState(error, &state)
             throw error
         }
     }

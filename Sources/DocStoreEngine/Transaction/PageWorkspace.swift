@@ -21,6 +21,9 @@ final class PageWorkspace: PageSource {
     private(set) var blobsWritten: [BlobID] = []
     /// Blob values this transaction unreferenced (removed once that is durable and unread).
     private(set) var blobsFreed: [BlobID] = []
+    /// A failed blob write or sync: the engine enters the failed state even if the caller
+    /// catches the error inside the transaction (I8).
+    private(set) var ioFailure: EngineError?
     let lsn: LSN
     let limits: ValuePlacement.Limits
     private var blobSequence: UInt64 = 0
@@ -75,8 +78,13 @@ final class PageWorkspace: PageSource {
         guard let blobs else { throw EngineError(.invalidArgument, "this store has no blob directory") }
         blobSequence += 1
         let id = BlobID((lsn.rawValue << 20) | blobSequence)
-        try blobs.write(id, value, sync: durableBlobs)
         blobsWritten.append(id)
+        do {
+            try blobs.write(id, value, sync: durableBlobs)
+        } catch {
+            ioFailure = error
+            throw error
+        }
         return id
     }
 
