@@ -25,6 +25,8 @@ let package = Package(
                 "DocStore", "DocStoreEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // The child process of the real-process crash tests; not a user tool.
+        .executableTarget(name: "DocStoreKillTarget", dependencies: ["DocStoreEngine"]),
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
     ],
