@@ -41,7 +41,8 @@ enum Recovery {
         let temp = paths.pageFile + "-new"
         let meta = MetaPage(
             pageSize: options.pageSize, generation: Generation(1), checkpointLSN: .zero, walGeneration: 1,
-            pageCount: 2, catalogRoot: .none, freeListHead: .none, freeListCount: 0, storeID: UUID())
+            pageCount: 2, catalogRoot: .none, freeListHead: .none, freeListCount: 0,
+            storeID: options.storeIDForTesting ?? UUID())
         var bytes = [UInt8](repeating: 0, count: 2 * options.pageSize)
         let encoded = meta.encode()
         bytes.replaceSubrange(options.pageSize..<(options.pageSize + encoded.count), with: encoded)
@@ -106,6 +107,15 @@ enum Recovery {
         var report: WALReadReport?
         if let walFile {
             report = try WALReader.read(file: walFile, expectedGeneration: meta.walGeneration, expectedStart: meta.checkpointLSN.next)
+            // A WAL of a later generation than the chosen meta means a later checkpoint made its
+            // meta durable (the WAL restarts only after that sync) and that meta is now damaged:
+            // opening the older checkpoint would silently lose data, so refuse (I3, I10).
+            if let g = report?.generation, g > meta.walGeneration {
+                let newerSlot = (meta.generation.rawValue + 1) % 2
+                throw .corrupt(
+                    "the newest meta page (slot \(newerSlot)) is damaged: the WAL belongs to a checkpoint after generation \(meta.generation.rawValue); salvage with `docstore recover`",
+                    file: paths.pageFile, page: PageNumber(newerSlot), offset: newerSlot * UInt64(meta.pageSize))
+            }
         }
         let state = WriterState(
             freeSpace: freeSpace, durableMeta: meta, walGeneration: meta.walGeneration,

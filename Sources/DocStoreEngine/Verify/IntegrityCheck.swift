@@ -47,17 +47,21 @@ extension Engine {
             _ = lsn
             try check.walkTree(name: "$catalog", root: catalogRoot, expectedCount: nil)
             // Each tree named in the catalog.
-            var cursor = Cursor(source: pager, root: catalogRoot, blobs: nil, file: pager.path)
             var trees: [(String, TreeInfo)] = []
-            var e = try cursor.first()
-            while let entry = e {
-                let name = String(decoding: entry.key, as: UTF8.self)
-                do throws(EngineError) {
-                    trees.append((name, try TreeInfo.decode(entry.value, name: name, file: pager.path)))
-                } catch {
-                    check.problem(tree: "$catalog", page: nil, error.message)
+            do throws(EngineError) {
+                var cursor = Cursor(source: pager, root: catalogRoot, blobs: nil, file: pager.path)
+                var e = try cursor.first()
+                while let entry = e {
+                    let name = String(decoding: entry.key, as: UTF8.self)
+                    do throws(EngineError) {
+                        trees.append((name, try TreeInfo.decode(entry.value, name: name, file: pager.path)))
+                    } catch {
+                        check.problem(tree: "$catalog", page: nil, error.message)
+                    }
+                    e = try cursor.next()
                 }
-                e = try cursor.next()
+            } catch {
+                check.problem(tree: "$catalog", page: error.page, "cannot list the trees: \(error.message)")
             }
             for (name, info) in trees {
                 try check.walkTree(name: name, root: info.root, expectedCount: info.count)
