@@ -1,6 +1,8 @@
 // EngineOptions: every knob of the engine, with the defaults a store gets when none is given
 // (leveldb's options.h). The page size matters only at creation; an existing store keeps its own.
 
+import Foundation
+
 /// When a commit is durable.
 public enum Durability: String, Sendable, CaseIterable {
     /// Every commit returns only after its WAL record is synced (I4). Concurrent committers share
@@ -34,6 +36,10 @@ public struct EngineOptions: Sendable {
     public var cacheBytes: Int = 256 << 20
     /// The file system to use; the machine's by default. Tests pass a memory or faulty one.
     public var fileSystem: any FileSystem = FoundationFileSystem()
+    /// Test hook: the store UUID `Recovery.create` writes into a new store's meta page instead of
+    /// a random one, so that golden files come out byte-identical (Format/golden/). Internal on
+    /// purpose: a store's identity is not something an app chooses.
+    var storeIDForTesting: UUID?
 
     public init() {}
 
