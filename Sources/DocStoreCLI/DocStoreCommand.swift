@@ -1,0 +1,86 @@
+// DocStoreCommand: the root of the `docstore` command-line tool — how developers look inside a
+// store file. Subcommands live in Commands/, one per file. Errors print one line on stderr and
+// exit with a code that says what went wrong (CLIExit).
+
+import ArgumentParser
+import DocStoreEngine
+import Foundation
+
+@main
+struct DocStoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "docstore",
+        abstract: "Look inside, check and maintain DocStore store files.",
+        discussion: """
+            A store is X.docstore (pages), X.docstore-wal (log) and X.docstore-blobs/ (large values).
+            Read-only subcommands never change the files and work while an app has the store open.
+
+            Exit codes: 0 ok · 1 verify found problems · 2 usage · 3 not found · 4 not a DocStore
+            file · 5 newer format version · 6 corrupt · 7 locked by another writer · 8 I/O error ·
+            9 other error.
+            """,
+        subcommands: [InspectCommand.self, VerifyCommand.self, CheckpointCommand.self, DemoCommand.self])
+}
+
+/// Exit codes of `docstore`, one per kind of failure.
+enum CLIExit {
+    static func code(for error: EngineError) -> Int32 {
+        switch error.code {
+        case .notFound: 3
+        case .notADocStore: 4
+        case .versionTooNew: 5
+        case .corrupt: 6
+        case .storeLocked: 7
+        case .io, .noSpace: 8
+        default: 9
+        }
+    }
+
+    /// Fails with any error: an EngineError keeps its code, anything else exits 9.
+    static func fail(_ error: any Error) -> Never {
+        if let e = error as? EngineError { fail(e) }
+        FileHandle.standardError.write(Data("docstore: \(error)\n".utf8))
+        Foundation.exit(9)
+    }
+
+    /// Prints `docstore: <error>` on stderr and exits with its code.
+    static func fail(_ error: EngineError) -> Never {
+        FileHandle.standardError.write(Data("docstore: \(error)\n".utf8))
+        Foundation.exit(code(for: error))
+    }
+}
+
+/// Opens a store read-only for a read-only subcommand, or exits with a clear error.
+func openReadOnly(_ path: String) -> Engine {
+    guard FileManager.default.fileExists(atPath: path) else {
+        CLIExit.fail(EngineError(.notFound, "no store at this path", file: path))
+    }
+    var options = EngineOptions()
+    options.readOnly = true
+    do {
+        return try Engine.open(at: path, options: options)
+    } catch {
+        CLIExit.fail(error)
+    }
+}
+
+/// Formats a byte count for people: 1.5 MiB.
+func humanBytes(_ n: UInt64) -> String {
+    let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+    var v = Double(n)
+    var u = 0
+    while v >= 1024 && u < units.count - 1 { v /= 1024; u += 1 }
+    return u == 0 ? "\(n) B" : String(format: "%.1f %@", v, units[u])
+}
+
+/// Shows bytes as text when printable, else as hex.
+func display(_ bytes: [UInt8]) -> String {
+    if let s = String(validating: bytes, as: UTF8.self), s.unicodeScalars.allSatisfy({ $0.value >= 0x20 && $0.value < 0x7F }) {
+        return "\"\(s)\""
+    }
+    return "0x" + bytes.map { String(format: "%02x", $0) }.joined()
+}
+
+func fileSize(_ path: String) -> UInt64 {
+    ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.uint64Value ?? 0
+}

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# The main job of the quick start: builds `docstore`, creates a demo store with it, and shows the
+# store with `docstore inspect` and `docstore verify`. Installs liblz4-dev first if it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+swift build --product docstore
+bin="$(swift build --show-bin-path)/docstore"
+store="${1:-/tmp/docstore-demo/Notes.docstore}"
+mkdir -p "$(dirname "$store")"
+echo "\$ docstore demo $store"
+"$bin" demo "$store"
+echo
+echo "\$ docstore inspect $store"
+"$bin" inspect "$store"
+echo
+echo "\$ docstore inspect $store --page 2"
+"$bin" inspect "$store" --page 2 | head -12
+echo
+echo "\$ docstore verify $store"
+"$bin" verify "$store"
