@@ -29,6 +29,7 @@ let package = Package(
         .executableTarget(name: "DocStoreKillTarget", dependencies: ["DocStoreEngine"]),
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
+        .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )
