@@ -225,4 +225,35 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         #expect(try engine.read { try $0.treeNames() } == [])
         #expect(try engine.verify().problems.isEmpty)
     }
+
+    @Test func smallCacheEvictsCleanPagesAndStillReadsEverything() throws {
+        var options = EngineOptions()
+        options.cacheBytes = 64 * 4096  // the minimum: 64 pages
+        options.checkpointWALBytes = 256 << 10
+        let (engine, path, fs, _) = try makeStore("memory", options: options)
+        var rng = SplitMix64(seed: 21)
+        var model: [[UInt8]: [UInt8]] = [:]
+        for _ in 0..<10 {
+            try engine.write { txn in
+                try txn.createTreeIfMissing("t")
+                for _ in 0..<400 {
+                    let k = rng.bytes(12), v = rng.bytes(Int(rng.next() % 300))
+                    model[k] = v
+                    try txn.put(v, for: k, in: "t")
+                }
+            }
+        }
+        try engine.read { txn in
+            for (k, v) in model {
+                let stored = try txn.get(k, in: "t")
+                #expect(stored == v)
+            }
+        }
+        #expect(try engine.verify().isClean)
+        try engine.close()
+        options.fileSystem = fs
+        let again = try Engine.open(at: path, options: options)
+        let count = try again.read { try $0.entries(in: "t").count }
+        #expect(count == model.count)
+    }
 }

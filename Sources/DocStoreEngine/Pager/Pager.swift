@@ -24,10 +24,28 @@ protocol PageSource {
 }
 
 final class Pager: Sendable {
+    /// The cache is a dense table indexed by page number (a lookup is an index, not a hash), with
+    /// the pinned set beside it.
     struct Cache {
-        var pages: [UInt64: Page] = [:]
+        var pages: [Page?] = []
+        var resident = 0
         var pinned: Set<UInt64> = []
         var capacity: Int
+
+        @inline(__always) func get(_ n: UInt64) -> Page? {
+            n < UInt64(pages.count) ? pages[Int(n)] : nil
+        }
+
+        mutating func set(_ n: UInt64, _ page: Page?) {
+            let i = Int(n)
+            if i >= pages.count {
+                guard page != nil else { return }
+                pages.append(contentsOf: repeatElement(nil, count: max(i + 1, pages.count * 2) - pages.count))
+            }
+            let had = pages[i] != nil
+            pages[i] = page
+            resident += (page != nil ? 1 : 0) - (had ? 1 : 0)
+        }
     }
 
     let file: any StorageFile
@@ -44,12 +62,12 @@ final class Pager: Sendable {
 
     /// The page `number`, from the cache or read and validated from the file (I10).
     func page(_ number: PageNumber) throws(EngineError) -> Page {
-        if let page = cache.withLock({ $0.pages[number.rawValue] }) { return page }
+        if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
         let page = try readFromFile(number)
         return cache.withLock { c in
-            if let existing = c.pages[number.rawValue] { return existing }
-            if c.pages.count >= c.capacity { Pager.evict(&c) }
-            c.pages[number.rawValue] = page
+            if let existing = c.get(number.rawValue) { return existing }
+            if c.resident >= c.capacity { Pager.evict(&c) }
+            c.set(number.rawValue, page)
             return page
         }
     }
@@ -78,7 +96,7 @@ final class Pager: Sendable {
     func install(_ pages: some Sequence<Page>) {
         cache.withLock { c in
             for page in pages {
-                c.pages[page.number.rawValue] = page
+                c.set(page.number.rawValue, page)
                 c.pinned.insert(page.number.rawValue)
             }
         }
@@ -93,24 +111,31 @@ final class Pager: Sendable {
     func drop(_ numbers: some Sequence<UInt64>) {
         cache.withLock { c in
             for n in numbers {
-                c.pages.removeValue(forKey: n)
+                c.set(n, nil)
                 c.pinned.remove(n)
             }
         }
     }
 
     /// The cached page, if any (used by checkpoint to find the pages to write).
-    func cachedPage(_ number: UInt64) -> Page? { cache.withLock { $0.pages[number] } }
+    func cachedPage(_ number: UInt64) -> Page? { cache.withLock { $0.get(number) } }
 
-    /// Evicts about a quarter of the clean pages.
+    /// Evicts about a quarter of the clean pages, starting at a point that moves on each call.
     private static func evict(_ c: inout Cache) {
         let target = c.capacity * 3 / 4
-        var victims: [UInt64] = []
-        for key in c.pages.keys where !c.pinned.contains(key) {
-            victims.append(key)
-            if c.pages.count - victims.count <= target { break }
+        let n = c.pages.count
+        guard n > 0 else { return }
+        var i = Int(UInt64(c.resident &* 2654435761) % UInt64(n))
+        var scanned = 0
+        while c.resident > target && scanned < n {
+            if c.pages[i] != nil && !c.pinned.contains(UInt64(i)) {
+                c.pages[i] = nil
+                c.resident -= 1
+            }
+            i = (i + 1) % n
+            scanned += 1
         }
-        for key in victims { c.pages.removeValue(forKey: key) }
     }
 }
+
 extension Pager: PageSource {}
