@@ -1,0 +1,20 @@
+// swift-tools-version:5.4
+// The libFuzzer targets. A separate package because fuzz executables inside a package of tools
+// version 5.5+ fail to link (an undefined <Module>_main; see ../shared/TOOLCHAIN.md). Each target
+// is a thin main calling DocStoreTestSupport.FuzzTargets, which the unit suite also replays.
+import PackageDescription
+
+let targets = ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations"]
+
+let package = Package(
+    name: "DocStoreFuzz",
+    dependencies: [.package(name: "DocStore", path: "..")],
+    targets: targets.map { name in
+        .executableTarget(
+            name: name,
+            dependencies: [
+                .product(name: "DocStoreEngine", package: "DocStore"),
+                .product(name: "DocStoreTestSupport", package: "DocStore"),
+            ])
+    }
+)
