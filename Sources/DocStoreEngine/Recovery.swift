@@ -80,8 +80,11 @@ enum Recovery {
                 if meta.pageSize == size { candidates.append(meta); break }
             } catch { errors.append(error) }
         }
-        if let best = candidates.max(by: { $0.generation < $1.generation }) { return best }
+        // A slot that fails only M3 has a valid checksum: a newer DocStore wrote it, no torn write
+        // can produce it. Refuse even if the other slot is valid: opening that older checkpoint
+        // would roll the store back and later overwrite the newer meta (Format/FORMAT.md § Version rules).
         if let tooNew = errors.first(where: { $0.code == .versionTooNew }) { throw tooNew }
+        if let best = candidates.max(by: { $0.generation < $1.generation }) { return best }
         if errors.contains(where: { $0.code == .corrupt }) {
             throw .corrupt("neither meta page is valid: \(errors.map(\.message).joined(separator: "; "))", file: file.path, page: PageNumber(0))
         }
@@ -113,7 +116,7 @@ enum Recovery {
             if let g = report?.generation, g > meta.walGeneration {
                 let newerSlot = (meta.generation.rawValue + 1) % 2
                 throw .corrupt(
-                    "the newest meta page (slot \(newerSlot)) is damaged: the WAL belongs to a checkpoint after generation \(meta.generation.rawValue); salvage with `docstore recover`",
+                    "the newest meta page (slot \(newerSlot)) is damaged: the WAL belongs to a checkpoint after generation \(meta.generation.rawValue); the store needs repair from a backup",
                     file: paths.pageFile, page: PageNumber(newerSlot), offset: newerSlot * UInt64(meta.pageSize))
             }
         }

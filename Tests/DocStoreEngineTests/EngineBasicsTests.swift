@@ -257,3 +257,55 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         #expect(count == model.count)
     }
 }
+
+@Suite struct BlobRegressionTests {
+    // Regression: a value committed as an ordinary put (overflow pages) was re-stored as an
+    // unregistered blob file when the WAL was replayed with a lower blob threshold; the orphan
+    // sweep then deleted the file and the value read back as "corrupt: blob missing". Cause:
+    // makeLeafCell moved large .bytes values to blobs itself. Fix: only WriteTransaction.put
+    // decides on blobs (and logs putBlob); a replayed put stays in the page file.
+    @Test func reopeningWithALowerBlobThresholdKeepsEveryValue() throws {
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.blobThreshold = 1 << 20
+        let engine = try Engine.open(at: "/db/B.docstore", options: options)
+        let value = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            try txn.put(value, for: [1], in: "t")
+        }
+        // No close: the put lives only in the WAL.
+        options.blobThreshold = 10_000
+        let image = MemoryFileSystem(files: fs.snapshot())
+        options.fileSystem = image
+        let reopened = try Engine.open(at: "/db/B.docstore", options: options)
+        #expect(try reopened.read { try $0.get([1], in: "t") } == value)
+        #expect(try reopened.verify().isClean)
+    }
+
+    @Test func blobFilesAreRemovedOnceTheirDeleteIsCheckpointed() throws {
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.blobThreshold = 10_000
+        let engine = try Engine.open(at: "/db/C.docstore", options: options)
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            try txn.put([UInt8](repeating: 7, count: 20_000), for: [1], in: "t")
+        }
+        #expect(try fs.listDirectory("/db/C.docstore-blobs").count == 1)
+        let snapshot = try engine.beginRead()
+        try engine.write { try $0.delete([1], in: "t") }
+        try engine.checkpoint()
+        try engine.write { try $0.put([1], for: [2], in: "t") }
+        // The snapshot still reads the blob, so its file stays (I7, I9).
+        #expect(try snapshot.get([1], in: "t") == [UInt8](repeating: 7, count: 20_000))
+        snapshot.close()
+        try engine.write { try $0.put([2], for: [3], in: "t") }
+        #expect(try fs.listDirectory("/db/C.docstore-blobs").isEmpty)
+        #expect(try engine.verify().isClean)
+    }
+}

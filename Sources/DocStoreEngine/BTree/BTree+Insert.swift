@@ -103,10 +103,9 @@ extension BTree {
                 cell.appendU32(UInt32(v.count))
                 cell += key
                 cell += v
-            } else if v.count >= ws.limits.blobThreshold, ws.blobs != nil {
-                let id = try ws.writeBlob(v)
-                return try makeLeafCell(key, .blob(id, length: v.count), ws)
             } else {
+                // Blob-sized values arrive as .blob: WriteTransaction.put writes the file and logs
+                // a putBlob. A replayed put always stays in the page file (Format/wal.md).
                 let compressed = v.count >= 512 ? LZ4.compress(v) : nil
                 let stored = compressed ?? v
                 let first = writeOverflow(stored, ws)

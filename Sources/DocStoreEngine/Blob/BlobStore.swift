@@ -4,8 +4,8 @@
 // unreferenced it is in a durable checkpoint and no snapshot can read it (I7, I9); files that no
 // tree references are swept at open.
 //
-// File layout:  magic "DSBLOB01" | flags u32 | crc u32 | blob ID u64 | raw length u64 |
-//               stored length u64 | stored bytes        (crc = CRC32C of bytes 16..<end)
+// File layout:  magic "DSBLOB01" | crc u32 | flags u32 | blob ID u64 | raw length u64 |
+//               stored length u64 | stored bytes        (crc = CRC32C of bytes 12..<end)
 
 /// The identity of one blob file. Allocated as (transaction LSN << 20) | sequence, so IDs never
 /// repeat within a store's life.
@@ -48,14 +48,14 @@ final class BlobStore: Sendable {
         var stored = value
         if value.count >= 4096, let c = LZ4.compress(value) { stored = c; flags |= 1 }
         var bytes = BlobStore.magic
-        bytes.appendU32(flags)
         bytes.appendU32(0)
+        bytes.appendU32(flags)
         bytes.appendU64(id.rawValue)
         bytes.appendU64(UInt64(value.count))
         bytes.appendU64(UInt64(stored.count))
         bytes += stored
-        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[16...])) }
-        bytes.withUnsafeMutableBytes { $0.setU32(12, crc) }
+        let crc = bytes.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[12...])) }
+        bytes.withUnsafeMutableBytes { $0.setU32(8, crc) }
         if !fileSystem.fileExists(directory) {
             try fileSystem.createDirectory(directory)
             try fileSystem.syncDirectory(MemoryFileSystem.parent(of: directory))
@@ -86,9 +86,10 @@ final class BlobStore: Sendable {
         try withMutableRawBytes(&bytes) { (raw) throws(EngineError) in try file.readExactly(into: raw, at: 0) }
         return try withRawBytes(bytes) { (raw) throws(EngineError) -> [UInt8] in
             guard Array(raw[0..<8]) == BlobStore.magic else { throw .corrupt("blob file has a bad magic", file: p, offset: 0) }
-            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[16...]))
-            guard crc == raw.u32(12) else { throw .corrupt("blob file checksum mismatch", file: p, offset: 12) }
-            let flags = raw.u32(8)
+            let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[12...]))
+            guard crc == raw.u32(8) else { throw .corrupt("blob file checksum mismatch", file: p, offset: 8) }
+            let flags = raw.u32(12)
+            guard flags & ~1 == 0 else { throw .corrupt("blob file has unknown flags 0x\(String(flags, radix: 16))", file: p, offset: 12) }
             guard raw.u64(16) == id.rawValue else { throw .corrupt("blob file holds \(BlobID(raw.u64(16)))", file: p, offset: 16) }
             let rawLength = raw.u64(24), storedLength = raw.u64(32)
             guard storedLength == size - UInt64(BlobStore.headerSize), rawLength == UInt64(expectedLength) else {

@@ -76,6 +76,9 @@ final class PageWorkspace: PageSource {
     /// Stores a value's bytes in a new blob file and returns its ID.
     func writeBlob(_ value: [UInt8]) throws(EngineError) -> BlobID {
         guard let blobs else { throw EngineError(.invalidArgument, "this store has no blob directory") }
+        guard blobSequence + 1 < (1 << 20) else {
+            throw EngineError(.invalidArgument, "one transaction can store at most \((1 << 20) - 1) blob values; commit in smaller transactions")
+        }
         blobSequence += 1
         let id = BlobID((lsn.rawValue << 20) | blobSequence)
         blobsWritten.append(id)

@@ -33,6 +33,15 @@ enum WALFormat {
             return b
         }
 
+        /// The major version of a header that is whole (magic and checksum hold) but newer than
+        /// this reader: such a log must be refused, not treated as torn (W3).
+        static func newerMajor(_ raw: UnsafeRawBufferPointer) -> UInt16? {
+            guard raw.count >= headerSize, Array(raw[4..<12]) == magic,
+                  CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4..<headerSize])) == raw.u32(0),
+                  raw.u16(12) > MetaPage.formatMajor else { return nil }
+            return raw.u16(12)
+        }
+
         /// Decodes a header; nil when it is not a valid header (torn, foreign or empty file).
         static func decode(_ raw: UnsafeRawBufferPointer) -> Header? {
             guard raw.count >= headerSize, Array(raw[4..<12]) == magic,

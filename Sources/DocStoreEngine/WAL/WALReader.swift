@@ -51,26 +51,29 @@ enum WALReader {
         let size = try file.size()
         var report = WALReadReport(generation: nil, startLSN: nil, records: [], validEnd: 0, fileSize: size, stopReason: nil)
         guard size >= UInt64(WALFormat.headerSize) else {
-            report.stopReason = size == 0 ? nil : "the WAL header is torn (\(size) bytes)"
+            report.stopReason = size == 0 ? nil : "W1: the WAL header is torn (\(size) bytes)"
             return report
         }
         guard size <= UInt64(Int.max / 2) else { throw .corrupt("WAL file size \(size) is impossible", file: file.path) }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         try withMutableRawBytes(&bytes) { (raw) throws(EngineError) in try file.readExactly(into: raw, at: 0) }
+        if let major = bytes.withUnsafeBytes({ WALFormat.Header.newerMajor($0) }) {
+            throw EngineError(.versionTooNew, "the WAL has format version \(major); this DocStore reads up to \(MetaPage.formatMajor).x — update DocStore", file: file.path, offset: 12)
+        }
         bytes.withUnsafeBytes { raw in
             guard let header = WALFormat.Header.decode(raw) else {
-                report.stopReason = "the WAL header is not valid (torn or not a DocStore WAL)"
+                report.stopReason = "W2: the WAL header is not valid (torn or not a DocStore WAL)"
                 return
             }
             report.generation = header.generation
             report.startLSN = header.startLSN
             report.validEnd = UInt64(WALFormat.headerSize)
             if let g = expectedGeneration, g != header.generation {
-                report.stopReason = "the WAL is generation \(header.generation), the checkpoint expects \(g): its records are already checkpointed"
+                report.stopReason = "W4: the WAL is generation \(header.generation), the checkpoint expects \(g)"
                 return
             }
             if let s = expectedStart, s != header.startLSN {
-                report.stopReason = "the WAL starts at lsn \(header.startLSN.rawValue), the checkpoint expects \(s.rawValue)"
+                report.stopReason = "W5: the WAL starts at lsn \(header.startLSN.rawValue), the checkpoint expects \(s.rawValue)"
                 return
             }
             var offset = WALFormat.headerSize
