@@ -178,6 +178,18 @@ public enum FuzzTargets {
     }
 }
 
+extension FuzzTargets {
+    /// `key-encoding`: the input is decoded as a key (must throw or succeed, never trap); when it
+    /// decodes, re-encoding must give exactly the same bytes back (the encoding is canonical, so
+    /// equal values can never hide behind different keys).
+    public static func keyEncoding(_ data: [UInt8]) -> String? {
+        guard let components = try? KeyEncoding.decode(data) else { return nil }
+        let again = KeyEncoding.encode(components)
+        if again != data { return "decode/encode does not round-trip: \(data) -> \(components) -> \(again)" }
+        return nil
+    }
+}
+
 struct FuzzFinding: Error, CustomStringConvertible {
     let description: String
     init(_ d: String) { description = d }

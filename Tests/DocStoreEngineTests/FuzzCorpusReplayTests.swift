@@ -21,7 +21,7 @@ import Testing
         return files.sorted { $0.path < $1.path }
     }
 
-    @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations"])
+    @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"])
     func everyCorpusFileRunsClean(target: String) throws {
         let files = Self.inputs(target)
         #expect(!files.isEmpty, "no corpus for \(target)")
@@ -32,6 +32,7 @@ import Testing
             case "FuzzOpenStore": finding = FuzzTargets.openStore(bytes)
             case "FuzzWALRecord": finding = FuzzTargets.walRecord(bytes)
             case "FuzzPageDecode": finding = FuzzTargets.pageDecode(bytes)
+            case "FuzzKeyEncoding": finding = FuzzTargets.keyEncoding(bytes)
             default: finding = FuzzTargets.operations(bytes)
             }
             #expect(finding == nil, "\(target) \(file.lastPathComponent): \(finding ?? "")")
