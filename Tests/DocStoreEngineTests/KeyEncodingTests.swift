@@ -122,6 +122,14 @@ func randomComponent(_ rng: inout SplitMix64) -> KeyComponent {
         #expect(try KeyEncoding.decode(key) == [.int(1), .string("a\u{0}b"), .double(-1.5)])
     }
 
+    @Test func equalityAndHashingFollowTheEncoding() {
+        #expect(KeyComponent.double(.nan) == .double(-.nan))
+        #expect(Set<KeyComponent>([.double(.nan), .double(.nan)]).count == 1)
+        #expect(KeyComponent.double(0.0) != .double(-0.0))
+        #expect(KeyComponent.string("\u{e9}") != .string("e\u{301}"))
+        #expect(KeyComponent.int(1) != .uint(1))
+    }
+
     @Test func negativeZeroSortsJustBeforePositiveZero() {
         let n = KeyEncoding.encode([.double(-0.0)]), p = KeyEncoding.encode([.double(0.0)])
         let tiny = KeyEncoding.encode([.double(-.leastNonzeroMagnitude)])

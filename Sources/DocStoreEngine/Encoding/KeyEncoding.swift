@@ -38,6 +38,17 @@ public enum KeyComponent: Hashable, Sendable {
     /// A UUID, ordered by its 16 bytes.
     case uuid(UUID)
 
+    /// Equal when the encodings are equal: all NaNs are one value, -0.0 and +0.0 are two, and
+    /// strings compare by their UTF-8 bytes (no Unicode normalization) — the key's semantics,
+    /// not Swift's `==` on the payloads (which would make NaN unequal to itself).
+    public static func == (a: KeyComponent, b: KeyComponent) -> Bool {
+        KeyEncoding.encode([a]) == KeyEncoding.encode([b])
+    }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(KeyEncoding.encode([self]))
+    }
+
     /// The type tag written before the payload (Format/key-encoding.md § Tags).
     public var tag: UInt8 {
         switch self {
