@@ -160,22 +160,25 @@ public final class Engine: Sendable {
             do {
                 r = try body(txn)
             } catch {
-                txn.rollback()
-                txn.ws.discardBlobs()
+                abandon(txn)
                 if let failure = txn.ws.ioFailure { enterFailedState(failure, &state) }
                 throw error
             }
             if let failure = txn.ws.ioFailure {
-                txn.rollback()
-                txn.ws.discardBlobs()
+                abandon(txn)
                 enterFailedState(failure, &state)
                 throw failure
             }
             if txn.rolledBack {
-                txn.ws.discardBlobs()
+                abandon(txn)
                 return r
             }
-            committed = try commit(txn, &state, logged: true)
+            do {
+                committed = try commit(txn, &state, logged: true)
+            } catch {
+                if txn.isOpen { abandon(txn) }
+                throw error
+            }
             return r
         }
         if let lsn = committed, options.durability == .full {
@@ -201,6 +204,13 @@ public final class Engine: Sendable {
         return WriteTransaction(engine: self, lsn: lsn, catalogRoot: root, workspace: ws)
     }
 
+    /// Discards a transaction that will not commit: its pages go back, its blob files are removed.
+    func abandon(_ txn: WriteTransaction) {
+        txn.rollback()
+        txn.ws.rollBackAllocations()
+        txn.ws.discardBlobs()
+    }
+
     /// Returns freed pages and blob files to use once nothing can reach them (I7, I9).
     func reclaim(_ state: inout WriterState, oldestSnapshot: LSN?) {
         let durable = state.durableMeta.checkpointLSN
@@ -216,7 +226,7 @@ public final class Engine: Sendable {
     /// Makes a finished transaction the new committed state. `logged` is false during replay.
     func commit(_ txn: WriteTransaction, _ state: inout WriterState, logged: Bool) throws(EngineError) -> LSN? {
         guard txn.hasChanges else {
-            txn.isOpen = false
+            abandon(txn)
             return nil
         }
         let lsn = txn.lsn.next
@@ -228,7 +238,7 @@ public final class Engine: Sendable {
             do {
                 try walFile.write(record, at: state.walEnd)
             } catch {
-                txn.ws.discardBlobs()
+                abandon(txn)
                 enterFailedState(error, &state)
                 throw error
             }
@@ -236,8 +246,7 @@ public final class Engine: Sendable {
         }
         let pages = txn.ws.sealOwnedPages()
         pager.install(pages)
-        state.freeSpace = txn.ws.freeSpace
-        state.freeSpace.free(txn.ws.freed, at: lsn)
+        txn.ws.finishAllocations(at: lsn)
         if !txn.ws.blobsFreed.isEmpty { state.pendingBlobDeletes.append((lsn, txn.ws.blobsFreed)) }
         txn.isOpen = false
         published.withLock { p in

@@ -97,7 +97,7 @@ enum Recovery {
         let pager = Pager(file: file, pageSize: meta.pageSize, cachePages: options.cacheBytes / meta.pageSize)
         let (free, listPages) = try FreeListPage.read(
             head: meta.freeListHead, count: meta.freeListCount, pageCount: meta.pageCount, pager: pager)
-        var freeSpace = FreeSpace(pageCount: meta.pageCount, free: free)
+        let freeSpace = FreeSpace(pageCount: meta.pageCount, free: free)
         freeSpace.durableFreeListPages = listPages
 
         // The WAL.

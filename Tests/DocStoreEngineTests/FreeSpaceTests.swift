@@ -83,4 +83,36 @@ import Testing
         #expect(engine.statistics().pageCount <= before + 10)
         #expect(try engine.verify().isClean)
     }
+
+    @Test func rolledBackTransactionsGiveTheirPagesBack() throws {
+        struct Abort: Error {}
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        let engine = try Engine.open(at: "/db/Rollback.docstore", options: options)
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for i in 0..<500 { try txn.put([UInt8](repeating: 1, count: 100), for: Array("k\(i)".utf8), in: "t") }
+        }
+        try engine.checkpoint()
+        let before = engine.statistics().pageCount
+        for round in 0..<20 {
+            if round % 2 == 0 {
+                try engine.write { txn in
+                    for i in 0..<2000 { try txn.put([UInt8](repeating: 2, count: 100), for: Array("r\(i)".utf8), in: "t") }
+                    txn.rollback()
+                }
+            } else {
+                _ = try? engine.write { txn in
+                    for i in 0..<2000 { try txn.put([UInt8](repeating: 2, count: 100), for: Array("r\(i)".utf8), in: "t") }
+                    throw Abort()
+                }
+            }
+        }
+        #expect(engine.statistics().pageCount == before)
+        #expect(try engine.read { try $0.count(in: "t") } == 500)
+        let report = try engine.verify()
+        #expect(report.isClean, "\(report.problems.prefix(3))")
+    }
 }

@@ -28,7 +28,7 @@ extension Engine {
 
     private func writeCheckpoint(_ state: inout WriterState, lsn: LSN, catalogRoot: PageNumber) throws(EngineError) {
         let sync = options.durability != .off
-        var free = state.freeSpace
+        let free = state.freeSpace
         let dirty = free.freshSinceCheckpoint.sorted()
 
         // 1. The new free list: what is free now plus the old list's own pages, less the pages
@@ -38,7 +38,7 @@ extension Engine {
         for p in state.freeSpace.durableFreeListPages { freeSet.insert(p) }
         var listPages: [UInt64] = []
         while listPages.count * capacity < freeSet.count {
-            let p = free.allocate()
+            let p = free.takePage()
             listPages.append(p)
             freeSet.remove(p)
         }
@@ -76,7 +76,6 @@ extension Engine {
         free.checkpointed()
         free.free(oldListPages, at: lsn)
         free.durableFreeListPages = listPages
-        state.freeSpace = free
         state.durableMeta = meta
         pager.unpin(dirty)
 

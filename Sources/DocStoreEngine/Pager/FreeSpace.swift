@@ -1,37 +1,43 @@
 // FreeSpace: which page numbers the writer may hand out, and when freed pages become reusable.
 //
-// Owned by the single writer (it lives in the engine's writer state, touched only under the
-// writer lock). Invariants:
-//   I1  `allocate` never returns a page the durable checkpoint references: a page freed at LSN T
+// Owned by the single writer (the engine's writer state holds the one instance; it is touched
+// only under the writer lock). Invariants:
+//   I1  `takePage` never returns a page the durable checkpoint references: a page freed at LSN T
 //       that the durable checkpoint holds ("clean") waits until a checkpoint at LSN >= T is durable.
 //   I9  A page freed at LSN T waits until every live snapshot is at LSN >= T (a snapshot at S
 //       reaches exactly the pages of state S, and state S no longer holds pages freed at T <= S).
 // Pages allocated since the last checkpoint ("fresh") are not in the durable checkpoint, so when
 // freed they wait only for snapshots. Every page number in [2, pageCount) is exactly one of: live
 // (reachable from the current state), ready, pending, or a page of the durable free list.
+//
+// A write transaction takes pages with `takePage` and journals them (PageWorkspace); rolling back
+// gives them back with `giveBack(_:pageCount:)`, so nothing is copied per transaction. Ready pages
+// sit in a min-heap: the lowest page number is reused first, keeping data toward the file's start.
 
-struct FreeSpace {
+final class FreeSpace {
     struct Batch {
         var freedAt: LSN
         var clean: [UInt64]   // in the durable checkpoint: also wait for a checkpoint >= freedAt
         var fresh: [UInt64]   // allocated since the last checkpoint: wait only for snapshots
     }
 
-    /// Reusable now, kept sorted descending so `popLast` hands out the lowest page first.
-    private(set) var ready: [UInt64] = []
+    /// Reusable now: a binary min-heap.
+    private var ready: [UInt64] = []
     /// Freed pages waiting for snapshots or a checkpoint, in LSN order.
     private(set) var pending: [Batch] = []
-    /// One past the highest page number in use; the file grows when `ready` is empty.
+    /// One past the highest page number in use; the file grows when nothing is ready.
     private(set) var pageCount: UInt64
-    /// Pages allocated since the last durable checkpoint (its writes are still in memory).
+    /// Pages allocated since the last durable checkpoint (their bytes are only in memory).
     private(set) var freshSinceCheckpoint: Set<UInt64> = []
     /// The pages holding the durable checkpoint's free list.
     var durableFreeListPages: [UInt64] = []
 
     init(pageCount: UInt64, free: [UInt64]) {
         self.pageCount = pageCount
-        self.ready = free.sorted(by: >)
+        for p in free { push(p) }
     }
+
+    var readyCount: Int { ready.count }
 
     /// Pages that are free as far as the file is concerned (what a checkpoint records).
     var allFree: [UInt64] {
@@ -40,57 +46,64 @@ struct FreeSpace {
         return all
     }
 
-    /// Moves batches that have become reusable to `ready`; returns the fresh pages among them
-    /// (the pager drops those from its cache: nothing can reach them and the file never held them).
-    mutating func release(oldestSnapshot: LSN?, durableCheckpoint: LSN) -> [UInt64] {
-        var dropped: [UInt64] = []
-        var added = false
-        var i = 0
-        while i < pending.count {
-            let b = pending[i]
-            let snapshotsDone = oldestSnapshot.map { b.freedAt <= $0 } ?? true
-            if !snapshotsDone { break }  // later batches were freed later still
-            if !b.fresh.isEmpty {
-                ready += b.fresh
-                dropped += b.fresh
-                pending[i].fresh = []
-                added = true
-            }
-            if b.freedAt <= durableCheckpoint {
-                ready += b.clean
-                dropped += b.clean
-                pending[i].clean = []
-                added = true
-            }
-            i += 1
+    // MARK: Heap
+
+    private func push(_ p: UInt64) {
+        ready.append(p)
+        var i = ready.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            if ready[parent] <= ready[i] { break }
+            ready.swapAt(parent, i)
+            i = parent
         }
-        pending.removeAll { $0.clean.isEmpty && $0.fresh.isEmpty }
-        if added { ready.sort(by: >) }
-        return dropped
     }
+
+    private func popMin() -> UInt64? {
+        guard let last = ready.popLast() else { return nil }
+        guard !ready.isEmpty else { return last }
+        let top = ready[0]
+        ready[0] = last
+        var i = 0
+        let n = ready.count
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < n && ready[l] < ready[m] { m = l }
+            if r < n && ready[r] < ready[m] { m = r }
+            if m == i { break }
+            ready.swapAt(i, m)
+            i = m
+        }
+        return top
+    }
+
+    // MARK: Allocation
 
     /// A page number to write a new page to (I1, I9): the lowest ready page, or a new one at the end.
-    mutating func allocate() -> UInt64 {
-        let n: UInt64
-        if let r = ready.popLast() {
-            n = r
-        } else {
-            n = pageCount
-            pageCount += 1
-        }
-        freshSinceCheckpoint.insert(n)
-        return n
+    func takePage() -> UInt64 {
+        if let p = popMin() { return p }
+        defer { pageCount += 1 }
+        return pageCount
     }
 
-    /// Returns a page allocated and freed within one uncommitted transaction: nobody saw it.
-    mutating func unallocate(_ n: UInt64) {
-        freshSinceCheckpoint.remove(n)
-        ready.append(n)
-        ready.sort(by: >)
+    /// Undoes a rolled-back transaction's allocations: the ready pages it took go back, and the
+    /// file's end returns to where it was.
+    func giveBack(_ taken: [UInt64], pageCount saved: UInt64) {
+        for p in taken where p < saved { push(p) }
+        pageCount = saved
     }
 
-    /// Records the pages a commit at `lsn` freed.
-    mutating func free(_ pages: [UInt64], at lsn: LSN) {
+    /// Records a committed transaction: the pages it created are fresh, the pages it took but did
+    /// not keep are ready again, and the pages of the old state it replaced wait (I1, I9).
+    func commit(created: some Sequence<UInt64>, unused: [UInt64], freed: [UInt64], at lsn: LSN) {
+        freshSinceCheckpoint.formUnion(created)
+        for p in unused { push(p) }
+        free(freed, at: lsn)
+    }
+
+    /// Records pages freed at `lsn`.
+    func free(_ pages: [UInt64], at lsn: LSN) {
         guard !pages.isEmpty else { return }
         var batch = Batch(freedAt: lsn, clean: [], fresh: [])
         for p in pages {
@@ -99,13 +112,30 @@ struct FreeSpace {
         pending.append(batch)
     }
 
-    /// After a durable checkpoint: every page in use is now in the file.
-    mutating func checkpointed() {
-        freshSinceCheckpoint.removeAll(keepingCapacity: true)
+    /// Moves batches that have become reusable to the ready heap; returns their pages (the pager
+    /// drops them from its cache: nothing can reach them any more).
+    func release(oldestSnapshot: LSN?, durableCheckpoint: LSN) -> [UInt64] {
+        var dropped: [UInt64] = []
+        var i = 0
+        while i < pending.count {
+            let b = pending[i]
+            if let oldest = oldestSnapshot, b.freedAt > oldest { break }  // later batches are later still
+            for p in b.fresh { push(p) }
+            dropped += b.fresh
+            pending[i].fresh = []
+            if b.freedAt <= durableCheckpoint {
+                for p in b.clean { push(p) }
+                dropped += b.clean
+                pending[i].clean = []
+            }
+            i += 1
+        }
+        pending.removeAll { $0.clean.isEmpty && $0.fresh.isEmpty }
+        return dropped
     }
 
-    /// Removes pages from the free set (a checkpoint takes its free-list pages this way).
-    mutating func take(_ pages: Set<UInt64>) {
-        ready.removeAll { pages.contains($0) }
+    /// After a durable checkpoint: every page in use is now in the file.
+    func checkpointed() {
+        freshSinceCheckpoint.removeAll(keepingCapacity: true)
     }
 }

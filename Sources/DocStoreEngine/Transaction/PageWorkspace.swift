@@ -6,11 +6,19 @@
 // commit and are modified in place. Every ancestor of a page the transaction created was copied by
 // the same descent, so the path from the root to any owned page is owned too.
 //
-// The workspace works on its own copy of FreeSpace: abort discards it whole, commit hands it back.
+// Allocation is journaled: pages taken from FreeSpace are remembered, so a rollback gives them
+// back (`rollBackAllocations`) and a commit reports which were kept (`finishAllocations`). Pages
+// the transaction created and then released are reused within it before FreeSpace is asked.
 
 final class PageWorkspace: PageSource {
     let pager: Pager
-    var freeSpace: FreeSpace
+    let freeSpace: FreeSpace
+    /// Where the file ended when the transaction began (for rollback).
+    let startPageCount: UInt64
+    /// Every page this transaction took from FreeSpace.
+    private var taken: [UInt64] = []
+    /// Pages it created and released again: reused first, returned to FreeSpace at the end.
+    private var released: [UInt64] = []
     /// Pages created by this transaction, by number.
     private(set) var owned: [UInt64: Page] = [:]
     /// Pages of the committed state this transaction replaced or deleted.
@@ -32,6 +40,7 @@ final class PageWorkspace: PageSource {
         self.pager = pager
         self.limits = limits
         self.freeSpace = freeSpace
+        self.startPageCount = freeSpace.pageCount
         self.lsn = lsn
         self.blobs = blobs
         self.durableBlobs = durableBlobs
@@ -47,9 +56,17 @@ final class PageWorkspace: PageSource {
 
     func isOwned(_ page: Page) -> Bool { owned[page.number.rawValue] === page }
 
+    /// A page number for a new page: one this transaction released, or one from FreeSpace.
+    func allocate() -> UInt64 {
+        if let p = released.popLast() { return p }
+        let p = freeSpace.takePage()
+        taken.append(p)
+        return p
+    }
+
     /// A page of `type`, freshly formatted, owned by this transaction.
     func newPage(_ type: PageType) -> Page {
-        let page = Page(number: PageNumber(freeSpace.allocate()), size: pageSize)
+        let page = Page(number: PageNumber(allocate()), size: pageSize)
         page.format(type)
         owned[page.number.rawValue] = page
         return page
@@ -58,7 +75,7 @@ final class PageWorkspace: PageSource {
     /// The page itself if this transaction owns it, else an owned copy (the original is freed).
     func writable(_ page: Page) -> Page {
         if owned[page.number.rawValue] === page { return page }
-        let copy = Page(copying: page, as: PageNumber(freeSpace.allocate()))
+        let copy = Page(copying: page, as: PageNumber(allocate()))
         owned[copy.number.rawValue] = copy
         freed.append(page.number.rawValue)
         return copy
@@ -67,7 +84,7 @@ final class PageWorkspace: PageSource {
     /// Frees a page: an owned one goes straight back to the allocator, a committed one waits.
     func release(_ number: PageNumber) {
         if owned.removeValue(forKey: number.rawValue) != nil {
-            freeSpace.unallocate(number.rawValue)
+            released.append(number.rawValue)
         } else {
             freed.append(number.rawValue)
         }
@@ -98,6 +115,21 @@ final class PageWorkspace: PageSource {
         let pages = Array(owned.values)
         for p in pages { p.seal() }
         return pages
+    }
+
+    /// Rollback: every page taken goes back to FreeSpace and the file's end is restored.
+    func rollBackAllocations() {
+        freeSpace.giveBack(taken, pageCount: startPageCount)
+        taken.removeAll()
+        released.removeAll()
+    }
+
+    /// Commit: FreeSpace learns which pages were created, which were taken but not kept, and
+    /// which pages of the committed state were replaced (freed at `lsn`).
+    func finishAllocations(at lsn: LSN) {
+        freeSpace.commit(created: owned.keys, unused: released, freed: freed, at: lsn)
+        taken.removeAll()
+        released.removeAll()
     }
 
     /// Removes the blob files this transaction wrote (on abort; best effort).
