@@ -231,7 +231,11 @@ public final class Engine: Sendable {
         }
         let lsn = txn.lsn.next
         let root = try txn.finish()
-        if logged {
+        // A transaction larger than the checkpoint threshold is not logged: it commits by
+        // checkpoint instead (its pages and a new meta page become durable together), which
+        // writes its bytes once instead of twice. Its durability point is the meta write (I2, I3).
+        let commitByCheckpoint = logged && txn.log.byteCount >= options.checkpointWALBytes
+        if logged && !commitByCheckpoint {
             let payload = txn.log.build()
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }
             let record = WALFormat.frame(payload: payload, lsn: lsn, generation: state.walGeneration)
@@ -253,7 +257,9 @@ public final class Engine: Sendable {
             p.lsn = lsn
             p.catalogRoot = root
         }
-        if logged {
+        if commitByCheckpoint {
+            try checkpoint(&state)
+        } else if logged {
             groupCommit.didAppend(lsn)
             if state.walEnd >= UInt64(options.checkpointWALBytes) {
                 try checkpoint(&state)

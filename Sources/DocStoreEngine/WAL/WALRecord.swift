@@ -37,6 +37,8 @@ struct WALPayloadBuilder {
     private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
+    /// Bytes of operations logged so far (about the record's size before compression).
+    var byteCount: Int { ops.count }
 
     private mutating func tree(_ name: String) -> Int {
         if let i = index[name] { return i }
