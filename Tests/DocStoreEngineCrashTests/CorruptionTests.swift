@@ -24,7 +24,7 @@ import Testing
         var models = [try EngineModel.read(engine)]
         try engine.write { txn in
             try txn.createTree(named: "t")
-            for i in 0..<150 {
+            for i in 0..<400 {
                 let size = i % 25 == 0 ? 6000 : 60
                 try txn.put(rng.bytes(size), for: Array("key\(i)".utf8), in: "t")
             }

@@ -4,7 +4,8 @@
 // it), the cell is placed, and the walk back up copies each ancestor so it points at the new
 // child. A full page splits: leaves at the byte midpoint — or, when appending at the end of the
 // rightmost leaf (sequential inserts), with the old cells left full — and the parent gets the
-// shortest separator between the halves. A root split grows the tree by one level.
+// shortest separator between the halves. A root split grows the tree by one level. Before
+// splitting, a full leaf shares its cells with a sibling that has room (redistribute).
 
 enum ValuePlacement {
     /// Sizes that decide where a value goes, derived from the page size and options.
@@ -59,11 +60,34 @@ extension BTree {
             leaf.removeSlot(at: index)
         }
         let cell = try makeLeafCell(key, value, ws)
-        var split = insertCell(cell, into: leaf, at: index, appendingRightmost: rightmost && index == leaf.count, ws: ws)
-        var child = leaf.number
+        let appending = rightmost && index == leaf.count
+
+        // A full leaf first tries to share its cells with a sibling that has room (the
+        // separator between them moves); only when both are full does it split. This keeps
+        // pages fuller under random inserts (B*-tree style) and the file smaller.
+        if !appending, !fits(cell, in: leaf), let parentEntry = path.last,
+           let shared = try redistribute(cell, at: index, leaf: leaf, parent: parentEntry.page, position: parentEntry.position, ws: ws) {
+            path.removeLast()
+            let parent = ws.writable(parentEntry.page)
+            parent.setChild(at: shared.leftPosition, shared.left)
+            parent.removeSlot(at: shared.leftPosition)
+            var split = insertSeparator(shared.separator, child: shared.right, into: parent, at: shared.leftPosition, ws: ws)
+            return finishPut(from: parent.number, split: &split, path: path, added: !found, ws: ws)
+        }
+        var split = insertCell(cell, into: leaf, at: index, appendingRightmost: appending, ws: ws)
+        return finishPut(from: leaf.number, split: &split, path: path, added: !found, ws: ws)
+    }
+
+    /// Walks back up `path`, pointing each ancestor at its new child and placing splits; grows
+    /// a new root if the old one split.
+    static func finishPut(
+        from start: PageNumber, split: inout (separator: [UInt8], right: PageNumber)?,
+        path: [(page: Page, position: Int)], added: Bool, ws: PageWorkspace
+    ) -> (root: PageNumber, added: Bool) {
+        var child = start
         for (parentOld, position) in path.reversed() {
             if split == nil && ws.isOwned(parentOld) && parentOld.child(at: position) == child {
-                return (path[0].page.number, !found)
+                return (path[0].page.number, added)
             }
             let parent = ws.writable(parentOld)
             parent.setChild(at: position, child)
@@ -76,9 +100,51 @@ extension BTree {
             let newRoot = ws.newPage(.branch)
             newRoot.link = child
             _ = insertSeparator(s.separator, child: s.right, into: newRoot, at: 0, ws: ws)
-            return (newRoot.number, !found)
+            return (newRoot.number, added)
         }
-        return (child, !found)
+        return (child, added)
+    }
+
+    /// Whether a cell fits in a leaf, compacting it if needed.
+    static func fits(_ cell: [UInt8], in leaf: Page) -> Bool {
+        if leaf.gap >= cell.count + 2 { return true }
+        var used = 0
+        for i in 0..<leaf.count { used += leaf.leafCellSize(i) + 2 }
+        return leaf.size - PageHeader.size - used >= cell.count + 2
+    }
+
+    /// Spreads a full leaf's cells plus the new one over the leaf and its right (or left)
+    /// sibling under the same parent, if together they fit in two pages with room to spare.
+    /// Returns the two pages' numbers, the parent position of the left one and the separator
+    /// between them; nil when neither sibling has room.
+    static func redistribute(
+        _ cell: [UInt8], at index: Int, leaf: Page, parent: Page, position: Int, ws: PageWorkspace
+    ) throws(EngineError) -> (leftPosition: Int, left: PageNumber, right: PageNumber, separator: [UInt8])? {
+        let capacity = leaf.size - PageHeader.size
+        var cells = (0..<leaf.count).map { Array(leaf.leafCell($0)) }
+        cells.insert(cell, at: index)
+        let leafBytes = cells.reduce(0) { $0 + $1.count + 2 }
+        for siblingPosition in [position + 1, position - 1] where siblingPosition >= 0 && siblingPosition <= parent.count {
+            let siblingOld = try ws.page(parent.child(at: siblingPosition))
+            guard siblingOld.type == .leaf else { continue }
+            var siblingBytes = 0
+            for i in 0..<siblingOld.count { siblingBytes += siblingOld.leafCellSize(i) + 2 }
+            // Worth it only if the pair ends up no more than ~90 % full.
+            guard leafBytes + siblingBytes <= capacity * 2 * 9 / 10 else { continue }
+            let siblingCells = (0..<siblingOld.count).map { Array(siblingOld.leafCell($0)) }
+            let all = siblingPosition > position ? cells + siblingCells : siblingCells + cells
+            let at = byteMidpoint(all)
+            let leftBytes = all[..<at].reduce(0) { $0 + $1.count + 2 }
+            let rightBytes = all[at...].reduce(0) { $0 + $1.count + 2 }
+            guard leftBytes <= capacity, rightBytes <= capacity else { continue }
+            let sibling = ws.writable(siblingOld)
+            let (left, right) = siblingPosition > position ? (leaf, sibling) : (sibling, leaf)
+            rebuild(left, type: .leaf, link: .none, cells: all[..<at])
+            rebuild(right, type: .leaf, link: .none, cells: all[at...])
+            let separator = shortestSeparator(left.leafKey(left.count - 1), right.leafKey(0))
+            return (min(position, siblingPosition), left.number, right.number, separator)
+        }
+        return nil
     }
 
     // MARK: - Leaf cells

@@ -55,6 +55,15 @@ extension Page {
 /// memcmp order, shorter first on a common prefix: the one order of all keys.
 @inline(__always) func compareKeys(_ a: UnsafeRawBufferPointer, _ b: UnsafeRawBufferPointer) -> Int {
     let n = min(a.count, b.count)
+    if n >= 8, let pa = a.baseAddress, let pb = b.baseAddress {
+        // Most keys differ in their first eight bytes: compare those as one big-endian word.
+        let x = UInt64(bigEndian: pa.loadUnaligned(as: UInt64.self))
+        let y = UInt64(bigEndian: pb.loadUnaligned(as: UInt64.self))
+        if x != y { return x < y ? -1 : 1 }
+        let c = memcmp(pa + 8, pb + 8, n - 8)
+        if c != 0 { return Int(c) }
+        return a.count - b.count
+    }
     if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
         let c = memcmp(pa, pb, n)
         if c != 0 { return Int(c) }
