@@ -309,3 +309,63 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         #expect(try engine.verify().isClean)
     }
 }
+
+@Suite struct PageSizeAndBlobSweepTests {
+    @Test(arguments: [4096, 16384, 65536])
+    func everyPageSizeStoresAndReopens(pageSize: Int) throws {
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.pageSize = pageSize
+        let engine = try Engine.open(at: "/db/P.docstore", options: options)
+        var rng = SplitMix64(seed: UInt64(pageSize))
+        var model: [[UInt8]: [UInt8]] = [:]
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for _ in 0..<3000 {
+                let k = rng.bytes(Int(rng.next() % 40) + 1), v = rng.bytes(Int(rng.next() % 3000))
+                model[k] = v
+                try txn.put(v, for: k, in: "t")
+            }
+        }
+        try engine.close()
+        // Reopening ignores the requested page size: the store keeps its own.
+        options.pageSize = 4096
+        let again = try Engine.open(at: "/db/P.docstore", options: options)
+        #expect(again.pageSize == pageSize)
+        let entries = try again.read { try $0.entries(in: "t") }
+        #expect(entries.count == model.count)
+        #expect(entries.allSatisfy { model[$0.key] == $0.value })
+        #expect(try again.verify().isClean)
+    }
+
+    @Test func invalidPageSizeIsRejected() {
+        var options = EngineOptions()
+        options.fileSystem = MemoryFileSystem()
+        options.pageSize = 5000
+        #expect(throws: EngineError.self) { try Engine.open(at: "/x.docstore", options: options) }
+    }
+
+    @Test func orphanBlobFilesAreSweptAtOpenAndReferencedOnesKept() throws {
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.blobThreshold = 5000
+        let engine = try Engine.open(at: "/db/S.docstore", options: options)
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            try txn.put([UInt8](repeating: 5, count: 8000), for: [1], in: "t")
+        }
+        try engine.close()
+        // A blob file that no tree references (left by a transaction that never committed).
+        let orphan = "/db/S.docstore-blobs/" + BlobID(0xABCDEF).fileName
+        fs.setContents(of: orphan, to: [1, 2, 3])
+        #expect(try fs.listDirectory("/db/S.docstore-blobs").count == 2)
+        let again = try Engine.open(at: "/db/S.docstore", options: options)
+        #expect(try fs.listDirectory("/db/S.docstore-blobs").count == 1)
+        #expect(!fs.fileExists(orphan))
+        #expect(try again.read { try $0.get([1], in: "t") } == [UInt8](repeating: 5, count: 8000))
+    }
+}
