@@ -121,9 +121,8 @@ extension BTree {
         _ cell: [UInt8], at index: Int, leaf: Page, parent: Page, position: Int, ws: PageWorkspace
     ) throws(EngineError) -> (leftPosition: Int, left: PageNumber, right: PageNumber, separator: [UInt8])? {
         let capacity = leaf.size - PageHeader.size
-        var cells = (0..<leaf.count).map { Array(leaf.leafCell($0)) }
-        cells.insert(cell, at: index)
-        let leafBytes = cells.reduce(0) { $0 + $1.count + 2 }
+        var leafBytes = cell.count + 2
+        for i in 0..<leaf.count { leafBytes += leaf.leafCellSize(i) + 2 }
         for siblingPosition in [position + 1, position - 1] where siblingPosition >= 0 && siblingPosition <= parent.count {
             let siblingOld = try ws.page(parent.child(at: siblingPosition))
             guard siblingOld.type == .leaf else { continue }
@@ -131,16 +130,18 @@ extension BTree {
             for i in 0..<siblingOld.count { siblingBytes += siblingOld.leafCellSize(i) + 2 }
             // Worth it only if the pair ends up no more than ~90 % full.
             guard leafBytes + siblingBytes <= capacity * 2 * 9 / 10 else { continue }
-            let siblingCells = (0..<siblingOld.count).map { Array(siblingOld.leafCell($0)) }
-            let all = siblingPosition > position ? cells + siblingCells : siblingCells + cells
-            let at = byteMidpoint(all)
-            let leftBytes = all[..<at].reduce(0) { $0 + $1.count + 2 }
-            let rightBytes = all[at...].reduce(0) { $0 + $1.count + 2 }
-            guard leftBytes <= capacity, rightBytes <= capacity else { continue }
+            var all = CellRun(capacity: leafBytes + siblingBytes)
+            if siblingPosition < position { all.appendLeafCells(of: siblingOld, 0..<siblingOld.count) }
+            all.appendLeafCells(of: leaf, 0..<index)
+            all.append(cell)
+            all.appendLeafCells(of: leaf, index..<leaf.count)
+            if siblingPosition > position { all.appendLeafCells(of: siblingOld, 0..<siblingOld.count) }
+            let at = all.byteMidpoint()
+            guard all.pageBytes(0..<at) <= capacity, all.pageBytes(at..<all.count) <= capacity else { continue }
             let sibling = ws.writable(siblingOld)
             let (left, right) = siblingPosition > position ? (leaf, sibling) : (sibling, leaf)
-            rebuild(left, type: .leaf, link: .none, cells: all[..<at])
-            rebuild(right, type: .leaf, link: .none, cells: all[at...])
+            all.write(0..<at, into: left, type: .leaf, link: .none)
+            all.write(at..<all.count, into: right, type: .leaf, link: .none)
             let separator = shortestSeparator(left.leafKey(left.count - 1), right.leafKey(0))
             return (min(position, siblingPosition), left.number, right.number, separator)
         }
@@ -225,13 +226,6 @@ extension BTree {
         }
     }
 
-    /// Rewrites a page with exactly these cells (compaction, and both halves of a split).
-    static func rebuild(_ page: Page, type: PageType, link: PageNumber, cells: ArraySlice<[UInt8]>) {
-        page.format(type)
-        page.link = link
-        for c in cells { c.withUnsafeBytes { place($0, in: page, at: page.count) } }
-    }
-
     /// Inserts a leaf cell, compacting or splitting as needed. Returns the split, if any.
     static func insertCell(
         _ cell: [UInt8], into leaf: Page, at index: Int, appendingRightmost: Bool, ws: PageWorkspace
@@ -241,31 +235,20 @@ extension BTree {
             cell.withUnsafeBytes { place($0, in: leaf, at: index) }
             return nil
         }
-        var cells = (0..<leaf.count).map { Array(leaf.leafCell($0)) }
-        let used = cells.reduce(0) { $0 + $1.count + 2 }
-        if leaf.size - PageHeader.size - used >= need {
-            rebuild(leaf, type: .leaf, link: .none, cells: cells[...])
-            cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+        var run = CellRun(capacity: leaf.size + cell.count)
+        run.appendLeafCells(of: leaf, 0..<index)
+        run.append(cell)
+        run.appendLeafCells(of: leaf, index..<leaf.count)
+        if run.pageBytes(0..<run.count) <= leaf.size - PageHeader.size {
+            run.write(0..<run.count, into: leaf, type: .leaf, link: .none)
             return nil
         }
-        cells.insert(cell, at: index)
-        let splitAt = appendingRightmost ? cells.count - 1 : byteMidpoint(cells)
+        let splitAt = appendingRightmost ? run.count - 1 : run.byteMidpoint()
         let right = ws.newPage(.leaf)
-        rebuild(leaf, type: .leaf, link: .none, cells: cells[..<splitAt])
-        rebuild(right, type: .leaf, link: .none, cells: cells[splitAt...])
+        run.write(0..<splitAt, into: leaf, type: .leaf, link: .none)
+        run.write(splitAt..<run.count, into: right, type: .leaf, link: .none)
         let separator = shortestSeparator(leaf.leafKey(leaf.count - 1), right.leafKey(0))
         return (separator, right.number)
-    }
-
-    /// The index that splits cells into two halves of about equal bytes (each half non-empty).
-    static func byteMidpoint(_ cells: [[UInt8]]) -> Int {
-        let total = cells.reduce(0) { $0 + $1.count + 2 }
-        var acc = 0
-        for (i, c) in cells.enumerated() {
-            acc += c.count + 2
-            if acc >= total / 2 { return min(max(i + 1, 1), cells.count - 1) }
-        }
-        return cells.count - 1
     }
 
     /// The shortest key s with left < s <= right.
@@ -295,24 +278,22 @@ extension BTree {
             cell.withUnsafeBytes { place($0, in: branch, at: index) }
             return nil
         }
-        var cells = (0..<branch.count).map { i in
-            Array(UnsafeRawBufferPointer(rebasing: branch.raw[branch.slot(i)..<(branch.slot(i) + branch.branchCellSize(i))]))
-        }
-        let used = cells.reduce(0) { $0 + $1.count + 2 }
-        if branch.size - PageHeader.size - used >= cell.count + 2 {
-            rebuild(branch, type: .branch, link: branch.link, cells: cells[...])
-            cell.withUnsafeBytes { place($0, in: branch, at: index) }
+        var run = CellRun(capacity: branch.size + cell.count)
+        run.appendBranchCells(of: branch, 0..<index)
+        run.append(cell)
+        run.appendBranchCells(of: branch, index..<branch.count)
+        if run.pageBytes(0..<run.count) <= branch.size - PageHeader.size {
+            run.write(0..<run.count, into: branch, type: .branch, link: branch.link)
             return nil
         }
-        cells.insert(cell, at: index)
-        let mid = max(1, min(byteMidpoint(cells), cells.count - 2))
-        let promoted = cells[mid]
-        let promotedKey = Array(promoted[BranchCell.headerSize...])
-        let promotedChild = promoted.withUnsafeBytes { PageNumber($0.u64(BranchCell.childOffset)) }
+        let mid = max(1, min(run.byteMidpoint(), run.count - 2))
+        let (promotedKey, promotedChild) = run.withCell(mid) { c in
+            (Array(c[BranchCell.headerSize...]), PageNumber(c.u64(BranchCell.childOffset)))
+        }
         let right = ws.newPage(.branch)
         let leftmost = branch.link
-        rebuild(branch, type: .branch, link: leftmost, cells: cells[..<mid])
-        rebuild(right, type: .branch, link: promotedChild, cells: cells[(mid + 1)...])
+        run.write(0..<mid, into: branch, type: .branch, link: leftmost)
+        run.write((mid + 1)..<run.count, into: right, type: .branch, link: promotedChild)
         return (promotedKey, right.number)
     }
 }

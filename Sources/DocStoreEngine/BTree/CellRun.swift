@@ -1,0 +1,72 @@
+// CellRun: cells copied out of pages into one contiguous buffer, in order — how splits,
+// redistribution and compaction move cells between pages without an allocation per cell.
+// Cells are opaque here (leaf or branch layout alike); `starts[i]` is where cell i begins and the
+// next start (or the end of `bytes`) where it ends.
+
+struct CellRun {
+    private(set) var bytes: [UInt8] = []
+    private(set) var starts: [Int] = []
+
+    init(capacity: Int = 8192) { bytes.reserveCapacity(capacity) }
+
+    var count: Int { starts.count }
+
+    func end(_ i: Int) -> Int { i + 1 < starts.count ? starts[i + 1] : bytes.count }
+    func size(_ i: Int) -> Int { end(i) - starts[i] }
+
+    /// Bytes the cells in `range` need in a page, slots included.
+    func pageBytes(_ range: Range<Int>) -> Int {
+        guard !range.isEmpty else { return 0 }
+        return end(range.upperBound - 1) - starts[range.lowerBound] + 2 * range.count
+    }
+
+    mutating func append(_ cell: UnsafeRawBufferPointer) {
+        starts.append(bytes.count)
+        bytes.append(contentsOf: cell)
+    }
+
+    mutating func append(_ cell: [UInt8]) {
+        starts.append(bytes.count)
+        bytes.append(contentsOf: cell)
+    }
+
+    /// Appends leaf cells `range` of `page`.
+    mutating func appendLeafCells(of page: Page, _ range: Range<Int>) {
+        for i in range { append(page.leafCell(i)) }
+    }
+
+    /// Appends branch cells `range` of `page`.
+    mutating func appendBranchCells(of page: Page, _ range: Range<Int>) {
+        for i in range {
+            let o = page.slot(i)
+            append(UnsafeRawBufferPointer(rebasing: page.raw[o..<(o + page.branchCellSize(i))]))
+        }
+    }
+
+    /// The index that splits the cells into two halves of about equal bytes (both non-empty).
+    func byteMidpoint() -> Int {
+        let total = pageBytes(0..<count)
+        var acc = 0
+        for i in 0..<count {
+            acc += size(i) + 2
+            if acc >= total / 2 { return min(max(i + 1, 1), count - 1) }
+        }
+        return count - 1
+    }
+
+    /// Cell `i`'s bytes.
+    func withCell<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
+        bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[i]..<end(i)])) }
+    }
+
+    /// Rewrites `page` as a fresh page of `type` holding exactly cells `range`, in order.
+    func write(_ range: Range<Int>, into page: Page, type: PageType, link: PageNumber) {
+        page.format(type)
+        page.link = link
+        bytes.withUnsafeBytes { all in
+            for i in range {
+                BTree.place(UnsafeRawBufferPointer(rebasing: all[starts[i]..<end(i)]), in: page, at: page.count)
+            }
+        }
+    }
+}
