@@ -201,7 +201,9 @@ public final class Engine: Sendable {
         let ws = PageWorkspace(
             pager: pager, freeSpace: state.freeSpace, lsn: lsn.next, limits: limits,
             blobs: blobs, durableBlobs: options.durability != .off)
-        return WriteTransaction(engine: self, lsn: lsn, catalogRoot: root, workspace: ws)
+        let txn = WriteTransaction(engine: self, lsn: lsn, catalogRoot: root, workspace: ws)
+        txn.log.limit = options.checkpointWALBytes
+        return txn
     }
 
     /// Discards a transaction that will not commit: its pages go back, its blob files are removed.
@@ -234,7 +236,7 @@ public final class Engine: Sendable {
         // A transaction larger than the checkpoint threshold is not logged: it commits by
         // checkpoint instead (its pages and a new meta page become durable together), which
         // writes its bytes once instead of twice. Its durability point is the meta write (I2, I3).
-        let commitByCheckpoint = logged && txn.log.byteCount >= options.checkpointWALBytes
+        let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= options.checkpointWALBytes)
         if logged && !commitByCheckpoint {
             let payload = txn.log.build()
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }

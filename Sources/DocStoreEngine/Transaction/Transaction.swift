@@ -8,6 +8,14 @@
 //   open --close (ReadTransaction)--------> closed
 // Any call on a transaction that is no longer open throws `.transactionClosed`.
 
+/// What a transaction knows of one tree: its catalog entry (nil: no such tree) and whether the
+/// transaction changed it. A class, so that the hot path updates it without re-hashing the name.
+final class TreeState {
+    var info: TreeInfo?
+    var changed = false
+    init(info: TreeInfo?) { self.info = info }
+}
+
 /// The read operations of a transaction.
 ///
 /// ## Topics
@@ -20,7 +28,10 @@ public class Transaction {
     /// The last committed transaction this transaction's state includes.
     public let lsn: LSN
     var catalogRoot: PageNumber
-    var treeCache: [String: TreeInfo?] = [:]
+    /// What this transaction knows of each tree it touched; `lastTree` short-cuts the lookup
+    /// when consecutive calls name the same tree (the common case in loops).
+    var trees: [String: TreeState] = [:]
+    private var lastTree: (name: String, state: TreeState)?
     var isOpen = true
 
     init(engine: Engine, lsn: LSN, catalogRoot: PageNumber) {
@@ -38,7 +49,24 @@ public class Transaction {
 
     /// The catalog entry of `name`, or nil when no such tree exists.
     func info(_ name: String) throws(EngineError) -> TreeInfo? {
-        if let cached = treeCache[name] { return cached }
+        try state(of: name).info
+    }
+
+    /// The transaction's record of tree `name`, loaded from the catalog on first use.
+    func state(of name: String) throws(EngineError) -> TreeState {
+        if let last = lastTree, last.name == name { return last.state }
+        if let known = trees[name] {
+            lastTree = (name, known)
+            return known
+        }
+        let state = TreeState(info: try catalogEntry(name))
+        trees[name] = state
+        lastTree = (name, state)
+        return state
+    }
+
+    /// Looks `name` up in the catalog tree.
+    private func catalogEntry(_ name: String) throws(EngineError) -> TreeInfo? {
         let key = Array(name.utf8)
         let found: (leaf: Page, index: Int, found: Bool)?
         if let ws = workspace {
@@ -51,7 +79,6 @@ public class Transaction {
             let value = try readValue(found.leaf, found.index)
             result = try TreeInfo.decode(value, name: name, file: engine.pager.path)
         }
-        treeCache[name] = result
         return result
     }
 

@@ -17,8 +17,6 @@
 public final class WriteTransaction: Transaction {
     let ws: PageWorkspace
     var log = WALPayloadBuilder()
-    /// Trees created, changed or dropped (nil) by this transaction.
-    var changedTrees: [String: TreeInfo?] = [:]
     var rolledBack = false
 
     init(engine: Engine, lsn: LSN, catalogRoot: PageNumber, workspace: PageWorkspace) {
@@ -28,9 +26,10 @@ public final class WriteTransaction: Transaction {
 
     override var workspace: PageWorkspace? { ws }
 
-    private func setInfo(_ name: String, _ info: TreeInfo?) {
-        treeCache[name] = .some(info)
-        changedTrees[name] = .some(info)
+    private func setInfo(_ name: String, _ info: TreeInfo?) throws(EngineError) {
+        let state = try state(of: name)
+        state.info = info
+        state.changed = true
     }
 
     // MARK: - Trees
@@ -111,11 +110,11 @@ public final class WriteTransaction: Transaction {
         try checkOpen()
         switch op {
         case let .createTree(name):
-            setInfo(name, TreeInfo(root: .none, count: 0))
+            try setInfo(name, TreeInfo(root: .none, count: 0))
         case let .dropTree(name):
             guard let info = try info(name) else { throw .corrupt("dropping a missing tree '\(name)'") }
             try BTree.freeAll(root: info.root, in: ws)
-            setInfo(name, nil)
+            try setInfo(name, nil)
         case let .put(tree, key, value):
             try put(.bytes(value), key: key, tree: tree)
         case let .putBlob(tree, key, blob, length):
@@ -126,7 +125,7 @@ public final class WriteTransaction: Transaction {
             let (root, removed) = try BTree.delete(key, root: info.root, in: ws)
             info.root = root
             if removed { info.count -= 1 }
-            setInfo(tree, info)
+            try setInfo(tree, info)
         }
         log.append(op)
     }
@@ -136,7 +135,7 @@ public final class WriteTransaction: Transaction {
         let (root, added) = try BTree.put(key, value, root: info.root, in: ws)
         info.root = root
         if added { info.count += 1 }
-        setInfo(tree, info)
+        try setInfo(tree, info)
     }
 
     private func registerBlob(_ blob: BlobID, length: Int) throws(EngineError) {
@@ -146,7 +145,7 @@ public final class WriteTransaction: Transaction {
         let (root, added) = try BTree.put(blob.treeKey, .bytes(v), root: info.root, in: ws)
         info.root = root
         if added { info.count += 1 }
-        setInfo(TreeInfo.blobTreeName, info)
+        try setInfo(TreeInfo.blobTreeName, info)
     }
 
     /// Before commit: unregisters freed blobs and writes changed tree roots into the catalog.
@@ -159,12 +158,12 @@ public final class WriteTransaction: Transaction {
                 info.root = root
                 if removed { info.count -= 1 }
             }
-            setInfo(TreeInfo.blobTreeName, info)
+            try setInfo(TreeInfo.blobTreeName, info)
         }
         var root = catalogRoot
-        for (name, info) in changedTrees.sorted(by: { $0.key < $1.key }) {
+        for (name, state) in trees.sorted(by: { $0.key < $1.key }) where state.changed {
             let key = Array(name.utf8)
-            if let info {
+            if let info = state.info {
                 root = try BTree.put(key, .bytes(info.encode()), root: root, in: ws).root
             } else {
                 root = try BTree.delete(key, root: root, in: ws).root

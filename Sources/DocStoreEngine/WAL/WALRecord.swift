@@ -29,8 +29,13 @@ public enum WALOperation: Equatable, Sendable {
     }
 }
 
-/// Builds a record payload as a transaction runs.
+/// Builds a record payload as a transaction runs. Past `limit` bytes it stops recording (the
+/// transaction will commit by checkpoint instead of a WAL record) but keeps counting operations.
 struct WALPayloadBuilder {
+    /// Bytes after which the builder stops recording operations.
+    var limit = Int.max
+    /// Whether the limit was reached: the payload is incomplete and must not be written.
+    private(set) var overflowed = false
     private var names: [String] = []
     private var index: [String: Int] = [:]
     private var ops: [UInt8] = []
@@ -49,6 +54,12 @@ struct WALPayloadBuilder {
 
     mutating func append(_ op: WALOperation) {
         count += 1
+        if overflowed { return }
+        if ops.count >= limit {
+            overflowed = true
+            ops = []
+            return
+        }
         ops.append(op.kind)
         switch op {
         case let .put(t, key, value):
@@ -69,6 +80,7 @@ struct WALPayloadBuilder {
     }
 
     func build() -> [UInt8] {
+        precondition(!overflowed, "an overflowed WAL payload is never written")
         var b = [UInt8]()
         b.reserveCapacity(ops.count + 16 + names.count * 16)
         b.appendVarint(UInt64(names.count))
