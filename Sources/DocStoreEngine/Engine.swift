@@ -242,6 +242,7 @@ public final class Engine: Sendable {
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }
             let record = WALFormat.frame(payload: payload, lsn: lsn, generation: state.walGeneration)
             do {
+                try preallocateWAL(walFile, through: state.walEnd + UInt64(record.count), &state)
                 try walFile.write(record, at: state.walEnd)
             } catch {
                 abandon(txn)
@@ -268,6 +269,18 @@ public final class Engine: Sendable {
             }
         }
         return lsn
+    }
+
+    /// Extends the WAL with zero bytes so that appends up to `end` overwrite allocated space.
+    func preallocateWAL(_ walFile: any StorageFile, through end: UInt64, _ state: inout WriterState) throws(EngineError) {
+        let step = UInt64(options.walPreallocationBytes)
+        guard step > 0, end > state.walAllocated else { return }
+        let target = (end + step - 1) / step * step
+        let start = max(state.walAllocated, state.walEnd)
+        if target > start {
+            try walFile.write([UInt8](repeating: 0, count: Int(target - start)), at: start)
+        }
+        state.walAllocated = target
     }
 
     /// I8: after a failed write or sync the open store refuses writes until it is reopened.

@@ -30,6 +30,10 @@ public struct EngineOptions: Sendable {
     public var readOnly: Bool = false
     /// A checkpoint runs automatically after a commit once the WAL is this long (16 MiB default).
     public var checkpointWALBytes: Int = 16 << 20
+    /// The WAL is extended with zero bytes in steps of this size (1 MiB default), so that a
+    /// commit overwrites already-allocated space and its sync need not update the file's size
+    /// (measured here: an overwrite + fdatasync ~100 µs, an append ~160 µs). 0 turns it off.
+    public var walPreallocationBytes: Int = 1 << 20
     /// Values of at least this many bytes are stored as external blob files (1 MiB default).
     public var blobThreshold: Int = 1 << 20
     /// How many bytes of clean pages the cache keeps (256 MiB default).

@@ -135,19 +135,23 @@ enum Recovery {
             }
             guard !options.readOnly, let walFile, let report else { return }
             if report.generation == meta.walGeneration && report.startLSN == meta.checkpointLSN.next {
-                // Cut the torn tail, if any, before anything is appended after it.
+                // Cut the torn tail, if any, before anything is appended after it. Zero bytes
+                // after the last record are preallocated space, not a torn tail: keep them.
                 if report.tailBytes > 0 {
                     try walFile.truncate(to: report.validEnd)
                     try walFile.sync()
                 }
                 state.walEnd = report.validEnd
+                state.walAllocated = report.validEnd + report.preallocatedBytes
             } else {
                 // No usable log (new, torn header, or an older generation): start this one.
                 try walFile.truncate(to: 0)
                 try walFile.write(WALFormat.Header(generation: meta.walGeneration, startLSN: meta.checkpointLSN.next).encode(), at: 0)
+                state.walEnd = UInt64(WALFormat.headerSize)
+                state.walAllocated = state.walEnd
+                try engine.preallocateWAL(walFile, through: state.walEnd + 1, &state)
                 try walFile.sync()
                 try fs.syncDirectory(paths.directory)
-                state.walEnd = UInt64(WALFormat.headerSize)
             }
         }
         engine.groupCommit.markDurable(engine.lastCommittedLSN)

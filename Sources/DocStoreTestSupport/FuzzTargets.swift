@@ -18,6 +18,7 @@ public enum FuzzTargets {
         options.fileSystem = MemoryFileSystem(files: files)
         options.readOnly = readOnly
         options.cacheBytes = 64 * 4096
+        options.walPreallocationBytes = 4096
         guard let engine = try? Engine.open(at: path, options: options) else { return }
         _ = try? engine.verify()
         _ = try? engine.read { txn in
@@ -48,6 +49,7 @@ public enum FuzzTargets {
         var options = EngineOptions()
         options.fileSystem = fs
         options.durability = .off
+        options.walPreallocationBytes = 0
         if let engine = try? Engine.open(at: path, options: options) {
             try? engine.write { txn in
                 try txn.createTree(named: "t")
@@ -108,6 +110,7 @@ public enum FuzzTargets {
         options.fileSystem = fs
         options.durability = .off
         options.checkpointWALBytes = 32 << 10
+        options.walPreallocationBytes = 4096
         options.blobThreshold = 3000
         guard var engine = try? Engine.open(at: path, options: options) else { return "cannot create a store" }
         var committed: [[UInt8]: [UInt8]] = [:]

@@ -19,6 +19,7 @@ import Testing
         try fs.createDirectory("/db")
         var options = EngineOptions()
         options.fileSystem = fs
+        options.walPreallocationBytes = 0  // every WAL byte is flipped below: keep it short
         let engine = try Engine.open(at: path, options: options)
         var rng = SplitMix64(seed: 11)
         var models = [try EngineModel.read(engine)]

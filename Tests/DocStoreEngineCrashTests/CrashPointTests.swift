@@ -27,6 +27,7 @@ import Testing
         o.durability = durability
         o.blobThreshold = 6000
         o.checkpointWALBytes = checkpointWALBytes
+        o.walPreallocationBytes = 4096  // small steps: the campaign crashes inside them too
         return o
     }
 

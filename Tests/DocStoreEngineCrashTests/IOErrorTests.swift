@@ -18,6 +18,7 @@ import Testing
         o.fileSystem = fs
         o.blobThreshold = 6000
         o.checkpointWALBytes = 24_000
+        o.walPreallocationBytes = 4096
         return o
     }
 

@@ -369,3 +369,26 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         #expect(try again.read { try $0.get([1], in: "t") } == [UInt8](repeating: 5, count: 8000))
     }
 }
+
+@Suite struct WALPreallocationTests {
+    @Test func preallocatedZerosAreNotATornTailAndSurviveReopen() throws {
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.walPreallocationBytes = 64 << 10
+        let engine = try Engine.open(at: "/db/W.docstore", options: options)
+        for i in 0..<5 { try engine.write { txn in try txn.createTreeIfMissing("t"); try txn.put([UInt8(i)], for: [UInt8(i)], in: "t") } }
+        let wal = try #require(fs.contents(of: "/db/W.docstore-wal"))
+        #expect(wal.count == 64 << 10, "the WAL is preallocated in 64 KiB steps")
+        let report = try engine.walReport()
+        #expect(report.records.count == 5)
+        #expect(report.tailBytes == 0 && report.stopReason == nil)
+        #expect(report.preallocatedBytes > 0)
+        // Reopen from what is on disk: all five commits, the zeros kept, appends continue.
+        let again = try Engine.open(at: "/db/W.docstore", options: { var o = options; o.fileSystem = MemoryFileSystem(files: fs.snapshot()); return o }())
+        #expect(try again.read { try $0.count(in: "t") } == 5)
+        try again.write { try $0.put([9], for: [9], in: "t") }
+        #expect(try again.walReport().records.count == 6)
+    }
+}

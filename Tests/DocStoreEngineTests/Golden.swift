@@ -50,6 +50,7 @@ enum Golden {
 
     static func options(_ fs: MemoryFileSystem, blobThreshold: Int? = nil) -> EngineOptions {
         var o = EngineOptions(pageSize: pageSize, durability: .full, fileSystem: fs)
+        o.walPreallocationBytes = 0  // golden WALs stay small; preallocation is tested elsewhere
         o.storeIDForTesting = storeID
         if let blobThreshold { o.blobThreshold = blobThreshold }
         return o

@@ -80,13 +80,16 @@ extension Engine {
         pager.unpin(dirty)
 
         // 5. A new WAL generation.
+        state.walGeneration = meta.walGeneration
+        state.walEnd = UInt64(WALFormat.headerSize)
+        state.walAllocated = 0
         if let walFile {
             try walFile.truncate(to: 0)
             try walFile.write(WALFormat.Header(generation: meta.walGeneration, startLSN: lsn.next).encode(), at: 0)
+            state.walAllocated = UInt64(WALFormat.headerSize)
+            try preallocateWAL(walFile, through: UInt64(WALFormat.headerSize) + 1, &state)
             if sync { try walFile.sync() }
         }
-        state.walGeneration = meta.walGeneration
-        state.walEnd = UInt64(WALFormat.headerSize)
         groupCommit.markDurable(lsn)
     }
 }

@@ -9,6 +9,8 @@ struct WriterState {
     var durableMeta: MetaPage
     var walGeneration: UInt64
     var walEnd: UInt64
+    /// Bytes of the WAL file allocated so far (zeros past `walEnd` are preallocated space).
+    var walAllocated: UInt64 = 0
     var pendingBlobDeletes: [(lsn: LSN, blobs: [BlobID])] = []
     /// Set by the first failed write or sync (I8); writes are refused until reopen.
     var failed: EngineError?

@@ -11,6 +11,12 @@
 // The first record that fails ends the log; the report says where and why, and how many bytes
 // follow (the torn tail that recovery cuts).
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// One record as read from the log.
 public struct WALRecordInfo: Sendable, Equatable {
     public var lsn: LSN
@@ -33,14 +39,34 @@ public struct WALReadReport: Sendable {
     public var records: [WALRecordInfo]
     /// Where the valid log ends (bytes).
     public var validEnd: UInt64
-    /// The file's size; bytes past `validEnd` are the torn tail.
+    /// The file's size.
     public var fileSize: UInt64
-    /// Why reading stopped before the end of the file, naming the rule (nil if it did not).
+    /// Zero bytes after the last record: space the writer preallocated (not a torn tail).
+    public var preallocatedBytes: UInt64 = 0
+    /// Why reading stopped before the end of the file, naming the rule (nil if it did not, or if
+    /// only preallocated zeros follow).
     public var stopReason: String?
 
-    /// Bytes after the last valid record.
-    public var tailBytes: UInt64 { fileSize - validEnd }
+    /// Bytes after the last valid record that are not preallocated zeros: the torn tail.
+    public var tailBytes: UInt64 { fileSize - validEnd - preallocatedBytes }
 }
+
+/// Whether every byte is zero (memcmp against a zero block: fast even in debug builds).
+func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
+    guard let base = bytes.baseAddress else { return true }
+    return zeroBlock.withUnsafeBytes { zero -> Bool in
+        guard let z = zero.baseAddress else { return false }
+        var offset = 0
+        while offset < bytes.count {
+            let n = min(zero.count, bytes.count - offset)
+            if memcmp(base + offset, z, n) != 0 { return false }
+            offset += n
+        }
+        return true
+    }
+}
+
+private let zeroBlock = [UInt8](repeating: 0, count: 65536)
 
 enum WALReader {
     /// Reads every valid record. `expectedGeneration` and `expectedStart` come from the meta page;
@@ -79,6 +105,12 @@ enum WALReader {
             var offset = WALFormat.headerSize
             var expected = header.startLSN
             while offset < raw.count {
+                // Only zeros left: preallocated space, the log ends here cleanly. (A record never
+                // starts with a zero checksum and a zero length: its payload is at least 2 bytes.)
+                if raw.count - offset >= 8, raw.u64(offset) == 0, isAllZero(UnsafeRawBufferPointer(rebasing: raw[offset...])) {
+                    report.preallocatedBytes = UInt64(raw.count - offset)
+                    return
+                }
                 let remaining = raw.count - offset
                 guard remaining >= WALFormat.recordHeaderSize else {
                     report.stopReason = "R1: a record header at offset \(offset) is cut short (\(remaining) bytes)"
