@@ -23,8 +23,12 @@ final class FreeSpace {
 
     /// Reusable now: a binary min-heap.
     private var ready: [UInt64] = []
-    /// Freed pages waiting for snapshots or a checkpoint, in LSN order.
-    private(set) var pending: [Batch] = []
+    /// Freed fresh pages waiting for snapshots, and freed clean pages waiting for snapshots and a
+    /// checkpoint, each in LSN order; entries before the head index are already released.
+    private var pendingFresh: [Batch] = []
+    private var freshHead = 0
+    private var pendingClean: [Batch] = []
+    private var cleanHead = 0
     /// One past the highest page number in use; the file grows when nothing is ready.
     private(set) var pageCount: UInt64
     /// Pages allocated since the last durable checkpoint (their bytes are only in memory).
@@ -42,7 +46,8 @@ final class FreeSpace {
     /// Pages that are free as far as the file is concerned (what a checkpoint records).
     var allFree: [UInt64] {
         var all = ready
-        for b in pending { all += b.clean; all += b.fresh }
+        for b in pendingFresh[freshHead...] { all += b.fresh }
+        for b in pendingClean[cleanHead...] { all += b.clean }
         return all
     }
 
@@ -109,28 +114,32 @@ final class FreeSpace {
         for p in pages {
             if freshSinceCheckpoint.remove(p) != nil { batch.fresh.append(p) } else { batch.clean.append(p) }
         }
-        pending.append(batch)
+        if !batch.fresh.isEmpty { pendingFresh.append(Batch(freedAt: lsn, clean: [], fresh: batch.fresh)) }
+        if !batch.clean.isEmpty { pendingClean.append(Batch(freedAt: lsn, clean: batch.clean, fresh: [])) }
     }
 
     /// Moves batches that have become reusable to the ready heap; returns their pages (the pager
-    /// drops them from its cache: nothing can reach them any more).
+    /// drops them from its cache: nothing can reach them any more). Fresh pages wait only for
+    /// snapshots, clean ones for snapshots and the checkpoint; each list is in LSN order, so this
+    /// stops at the first batch still waiting — amortized O(pages released), not O(pending).
     func release(oldestSnapshot: LSN?, durableCheckpoint: LSN) -> [UInt64] {
         var dropped: [UInt64] = []
-        var i = 0
-        while i < pending.count {
-            let b = pending[i]
-            if let oldest = oldestSnapshot, b.freedAt > oldest { break }  // later batches are later still
-            for p in b.fresh { push(p) }
-            dropped += b.fresh
-            pending[i].fresh = []
-            if b.freedAt <= durableCheckpoint {
-                for p in b.clean { push(p) }
-                dropped += b.clean
-                pending[i].clean = []
-            }
-            i += 1
+        func ready(_ b: Batch, needsCheckpoint: Bool) -> Bool {
+            if let oldest = oldestSnapshot, b.freedAt > oldest { return false }
+            return !needsCheckpoint || b.freedAt <= durableCheckpoint
         }
-        pending.removeAll { $0.clean.isEmpty && $0.fresh.isEmpty }
+        while freshHead < pendingFresh.count, ready(pendingFresh[freshHead], needsCheckpoint: false) {
+            for p in pendingFresh[freshHead].fresh { push(p) }
+            dropped += pendingFresh[freshHead].fresh
+            freshHead += 1
+        }
+        while cleanHead < pendingClean.count, ready(pendingClean[cleanHead], needsCheckpoint: true) {
+            for p in pendingClean[cleanHead].clean { push(p) }
+            dropped += pendingClean[cleanHead].clean
+            cleanHead += 1
+        }
+        if freshHead > 64 && freshHead * 2 > pendingFresh.count { pendingFresh.removeFirst(freshHead); freshHead = 0 }
+        if cleanHead > 64 && cleanHead * 2 > pendingClean.count { pendingClean.removeFirst(cleanHead); cleanHead = 0 }
         return dropped
     }
 
