@@ -1,17 +1,30 @@
 // swift-tools-version:6.0
-// DocStore's benchmarks: the same workloads against DocStore, LMDB and SQLite (C API) in one run,
-// reported as ratios. LMDB and SQLite are system libraries here only; the library never links them.
+// DocStore's benchmark package: the same storage workloads against DocStoreEngine, LMDB and
+// SQLite (C API) in one process and one run, printed as one table with ratios.
+//
+// It is its own package so that the library never links LMDB or SQLite: both are system-library
+// targets here only (headers from liblmdb-dev and libsqlite3-dev; `run.sh` installs them).
+// Build and run:  swift run -c release --package-path Benchmarks EngineBenchmark --scale 0.1
 import PackageDescription
 
 let package = Package(
     name: "DocStoreBenchmarks",
-    dependencies: [.package(name: "DocStore", path: "..")],
+    dependencies: [
+        // The repository root, by path. Without `name:` its identity would be the folder's name
+        // ("main" here), which depends on where the repository was cloned.
+        .package(name: "DocStore", path: ".."),
+    ],
     targets: [
+        // No pkg-config file ships with Debian's liblmdb-dev: the modulemap links "lmdb" itself.
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .executableTarget(
             name: "EngineBenchmark",
-            dependencies: ["CLMDB", "CSQLite", .product(name: "DocStoreEngine", package: "DocStore")]),
+            dependencies: [
+                "CLMDB",
+                "CSQLite",
+                .product(name: "DocStoreEngine", package: "DocStore"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

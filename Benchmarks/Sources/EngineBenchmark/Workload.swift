@@ -1,103 +1,132 @@
-// The shared workload: the keys, the value, and the operations every engine under test runs.
-// Each adapter implements whole loops (not single operations) so that no dynamic dispatch sits
-// inside a timed loop of one engine but not another.
+// Workload: the data every engine gets — the same keys, values and orders, made once per run from
+// a fixed seed, before any clock starts.
 
-import Foundation
+/// SplitMix64: a 64-bit generator with one word of state (Steele, Lea & Flood, "Fast splittable
+/// pseudorandom number generators", OOPSLA 2014). Not for cryptography; plenty for test data, and
+/// the same seed gives the same stream on every machine.
+struct SplitMix64 {
+    private var state: UInt64
 
-/// A small fixed-seed generator (SplitMix64), the same stream for every engine.
-struct Rng {
-    var state: UInt64
+    init(seed: UInt64) { state = seed }
+
     mutating func next() -> UInt64 {
         state &+= 0x9E37_79B9_7F4A_7C15
         var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        z = (z ^ (z &>> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z &>> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z &>> 31)
+    }
+
+    /// A number in 0..<bound (the modulo bias is below 2^-40 for the bounds used here).
+    mutating func below(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
+
+    /// `count` random bytes.
+    mutating func bytes(_ count: Int) -> [UInt8] {
+        var out = [UInt8]()
+        out.reserveCapacity(count)
+        while out.count < count {
+            var word = next()
+            for _ in 0..<min(8, count - out.count) {
+                out.append(UInt8(truncatingIfNeeded: word))
+                word >>= 8
+            }
+        }
+        return out
     }
 }
 
-struct Workload {
-    let keys: [[UInt8]]          // 16 random bytes each
-    let value: [UInt8]           // 100 bytes, mildly compressible
-    let readOrder: [Int]         // random indices for point reads
-    let deleteOrder: [Int]       // distinct random indices for deletes
+/// Sizes of one run, scaled by `--scale`.
+struct Sizes: Sendable {
+    var keys: Int              // N: keys bulk-loaded (1 000 000 at scale 1)
+    var pointReads: Int        // random point reads (N)
+    var deletes: Int           // random deletes in one transaction (N / 10)
+    var durableCommits: Int    // single-key durable commits, one after another (2 000)
+    var threads: Int           // concurrent committers (8)
+    var commitsPerThread: Int  // durable commits each (500)
 
-    init(count: Int, reads: Int, deletes: Int, seed: UInt64 = 42) {
-        var rng = Rng(state: seed)
-        var keys: [[UInt8]] = []
-        keys.reserveCapacity(count)
-        var seen = Set<[UInt8]>()
-        while keys.count < count {
-            var k = [UInt8]()
-            k.reserveCapacity(16)
-            withUnsafeBytes(of: rng.next()) { k += $0 }
-            withUnsafeBytes(of: rng.next()) { k += $0 }
-            if seen.insert(k).inserted { keys.append(k) }
+    init(scale: Double) {
+        keys = max(1_000, Int((1_000_000 * scale).rounded()))
+        pointReads = keys
+        deletes = keys / 10
+        // Commit counts shrink with the scale too, but not below a size that still gives a p99.
+        durableCommits = max(200, Int((2_000 * min(scale, 1)).rounded()))
+        threads = 8
+        commitsPerThread = max(50, Int((500 * min(scale, 1)).rounded()))
+    }
+}
+
+/// The data of a run. Keys are 16 random bytes; values are 100 bytes, random-ish but somewhat
+/// compressible (see `makeValue`). Everything is made up front so no timed loop allocates test data.
+struct Workload: Sendable {
+    let sizes: Sizes
+    /// The N keys bulk-loaded, in load order (random order, so the B+trees see random inserts).
+    let keys: [[UInt8]]
+    /// values[i] belongs to keys[i].
+    let values: [[UInt8]]
+    /// Indices into `keys` for the point reads (uniform, with repeats).
+    let readOrder: [Int]
+    /// Distinct indices into `keys` deleted in the delete workload.
+    let deleteOrder: [Int]
+    /// An index whose key survives the deletes: the key the new-process open reads.
+    let survivor: Int
+    /// Fresh keys for the single durable commits (not among `keys`).
+    let commitKeys: [[UInt8]]
+    /// Fresh keys for the concurrent commits, one list per thread.
+    let threadKeys: [[[UInt8]]]
+
+    /// Live entries once every workload ran: the check that nothing was lost or left behind.
+    var finalCount: Int { keys.count - deleteOrder.count + commitKeys.count + threadKeys.reduce(0) { $0 + $1.count } }
+
+    /// Small words that values are mostly made of, so that values compress somewhat (as records
+    /// of field names and enum-like strings do), unlike pure random bytes.
+    private static let words: [[UInt8]] = [
+        "title", "note", "draft", "inbox", "done", "todo", "tag:", "home", "work", "id=",
+        "2026-", "true", "false", "null", "name", "body",
+    ].map { Array($0.utf8) }
+
+    /// 100 bytes: about half random bytes, half words from a 16-word vocabulary, in random order.
+    static func makeValue(_ rng: inout SplitMix64) -> [UInt8] {
+        var v = [UInt8]()
+        v.reserveCapacity(100)
+        while v.count < 100 {
+            let r = rng.next()
+            if r & 1 == 0 {
+                v += rng.bytes(4)
+            } else {
+                v += words[Int((r >> 1) & 15)]
+            }
+        }
+        return Array(v.prefix(100))
+    }
+
+    init(sizes: Sizes, seed: UInt64 = 0xD0C5_7012E) {
+        self.sizes = sizes
+        var rng = SplitMix64(seed: seed)
+        let n = sizes.keys
+        // 16 random bytes: with N = 10^6 the chance that two keys collide is about 10^-27; the
+        // scans check the counts, so a collision would fail the run rather than skew it.
+        var keys = [[UInt8]](), values = [[UInt8]]()
+        keys.reserveCapacity(n)
+        values.reserveCapacity(n)
+        for _ in 0..<n {
+            keys.append(rng.bytes(16))
+            values.append(Self.makeValue(&rng))
         }
         self.keys = keys
-        self.value = (0..<100).map { i in UInt8(truncatingIfNeeded: i % 10 == 0 ? Int(rng.next() & 0xFF) : 97 + i % 26) }
-        self.readOrder = (0..<reads).map { _ in Int(rng.next() % UInt64(count)) }
-        var order = Array(0..<count)
-        for i in stride(from: count - 1, to: 0, by: -1) { order.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
-        self.deleteOrder = Array(order.prefix(deletes))
-    }
-}
-
-/// One engine under test.
-protocol BenchStore: AnyObject {
-    static var name: String { get }
-    /// Creates an empty store in `directory`.
-    init(directory: String, durable: Bool) throws
-    /// Inserts every key with the value in one transaction.
-    func bulkLoad(_ w: Workload) throws
-    /// One durable transaction per key, each timed; returns the latencies in seconds.
-    func durableCommits(_ keys: ArraySlice<[UInt8]>, value: [UInt8]) throws -> [Double]
-    /// Point reads in the given order; returns how many were found.
-    func pointReads(_ w: Workload) throws -> Int
-    /// Reads every entry in key order; returns the count.
-    func scan() throws -> Int
-    /// Deletes the given keys in one transaction.
-    func deletes(_ w: Workload) throws
-    /// Makes everything durable and compact as the engine would at rest (checkpoint).
-    func settle() throws
-    /// Bytes the store occupies on disk.
-    func diskBytes() -> UInt64
-    /// Commits from several threads at once, durably: `threads` × `perThread` single-key commits.
-    func concurrentCommits(threads: Int, perThread: Int, value: [UInt8]) throws
-    func close() throws
-    /// Opens an existing store and reads one key (run in a fresh process).
-    static func openAndReadOne(directory: String, key: [UInt8]) throws -> Bool
-}
-
-func directorySize(_ path: String) -> UInt64 {
-    let fm = FileManager.default
-    guard let items = fm.enumerator(atPath: path) else { return 0 }
-    var total: UInt64 = 0
-    for case let item as String in items {
-        if let size = (try? fm.attributesOfItem(atPath: path + "/" + item))?[.size] as? NSNumber,
-           (try? fm.attributesOfItem(atPath: path + "/" + item))?[.type] as? FileAttributeType == .typeRegular {
-            total += size.uint64Value
+        self.values = values
+        readOrder = (0..<sizes.pointReads).map { _ in rng.below(n) }
+        // Partial Fisher-Yates: the first `deletes` slots become a random sample without repeats;
+        // the slot after them holds a key that is not deleted.
+        var order = Array(0..<n)
+        for i in 0..<min(sizes.deletes + 1, n - 1) {
+            order.swapAt(i, i + rng.below(n - i))
         }
+        deleteOrder = Array(order.prefix(sizes.deletes))
+        survivor = order[sizes.deletes]
+        commitKeys = (0..<sizes.durableCommits).map { _ in rng.bytes(16) }
+        threadKeys = (0..<sizes.threads).map { _ in (0..<sizes.commitsPerThread).map { _ in rng.bytes(16) } }
     }
-    return total
-}
 
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ d: String) { description = d }
-}
-
-/// Runs `body` on `threads` real threads and waits for all.
-func onThreads(_ threads: Int, _ body: @escaping @Sendable (Int) -> Void) {
-    let group = DispatchGroup()
-    for t in 0..<threads {
-        group.enter()
-        let thread = Thread {
-            body(t)
-            group.leave()
-        }
-        thread.stackSize = 1 << 20
-        thread.start()
-    }
-    group.wait()
+    /// The value a commit writes: one of the generated values (all are 100 bytes).
+    func commitValue(_ i: Int) -> [UInt8] { values[i % values.count] }
 }
