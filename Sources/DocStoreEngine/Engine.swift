@@ -202,9 +202,13 @@ public final class Engine: Sendable {
             pager: pager, freeSpace: state.freeSpace, lsn: lsn.next, limits: limits,
             blobs: blobs, durableBlobs: options.durability != .off)
         let txn = WriteTransaction(engine: self, lsn: lsn, catalogRoot: root, workspace: ws)
-        txn.log.limit = options.checkpointWALBytes
+        txn.log.limit = walRecordLimit
         return txn
     }
+
+    /// The largest payload a commit writes as a WAL record; larger transactions commit by
+    /// checkpoint (the record length field is 32 bits, Format/wal.md).
+    var walRecordLimit: Int { min(options.checkpointWALBytes, WALFormat.maxPayload) }
 
     /// Discards a transaction that will not commit: its pages go back, its blob files are removed.
     func abandon(_ txn: WriteTransaction) {
@@ -236,7 +240,7 @@ public final class Engine: Sendable {
         // A transaction larger than the checkpoint threshold is not logged: it commits by
         // checkpoint instead (its pages and a new meta page become durable together), which
         // writes its bytes once instead of twice. Its durability point is the meta write (I2, I3).
-        let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= options.checkpointWALBytes)
+        let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= walRecordLimit)
         if logged && !commitByCheckpoint {
             let payload = txn.log.build()
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }

@@ -88,8 +88,8 @@ enum Child {
         do {
             _ = try Engine.open(at: path)
             Issue.record("a second writer opened the store")
-        } catch let e as EngineError {
-            #expect(e.code == .storeLocked)
+        } catch {
+            #expect(error.code == .storeLocked)
         }
         try engine.close()
         // Once the writer is gone the lock is free.

@@ -265,12 +265,12 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
     // makeLeafCell moved large .bytes values to blobs itself. Fix: only WriteTransaction.put
     // decides on blobs (and logs putBlob); a replayed put stays in the page file.
     @Test func reopeningWithALowerBlobThresholdKeepsEveryValue() throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.blobThreshold = 1 << 20
-        let engine = try Engine.open(at: "/db/B.docstore", options: options)
+        let store = try TestStores.memory("B") { options in
+            options.blobThreshold = 1 << 20
+        }
+        let engine = store.engine
+        let fs = store.fileSystem
+        var options = store.options
         let value = (0..<50_000).map { UInt8(truncatingIfNeeded: $0 &* 31) }
         try engine.write { txn in
             try txn.createTree(named: "t")
@@ -286,12 +286,11 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
     }
 
     @Test func blobFilesAreRemovedOnceTheirDeleteIsCheckpointed() throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.blobThreshold = 10_000
-        let engine = try Engine.open(at: "/db/C.docstore", options: options)
+        let store = try TestStores.memory("C") { options in
+            options.blobThreshold = 10_000
+        }
+        let engine = store.engine
+        let fs = store.fileSystem
         try engine.write { txn in
             try txn.createTree(named: "t")
             try txn.put([UInt8](repeating: 7, count: 20_000), for: [1], in: "t")
@@ -313,12 +312,11 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
 @Suite struct PageSizeAndBlobSweepTests {
     @Test(arguments: [4096, 16384, 65536])
     func everyPageSizeStoresAndReopens(pageSize: Int) throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.pageSize = pageSize
-        let engine = try Engine.open(at: "/db/P.docstore", options: options)
+        let store = try TestStores.memory("P") { options in
+            options.pageSize = pageSize
+        }
+        let engine = store.engine
+        var options = store.options
         var rng = SplitMix64(seed: UInt64(pageSize))
         var model: [[UInt8]: [UInt8]] = [:]
         try engine.write { txn in
@@ -348,12 +346,12 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
     }
 
     @Test func orphanBlobFilesAreSweptAtOpenAndReferencedOnesKept() throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.blobThreshold = 5000
-        let engine = try Engine.open(at: "/db/S.docstore", options: options)
+        let store = try TestStores.memory("S") { options in
+            options.blobThreshold = 5000
+        }
+        let engine = store.engine
+        let fs = store.fileSystem
+        let options = store.options
         try engine.write { txn in
             try txn.createTree(named: "t")
             try txn.put([UInt8](repeating: 5, count: 8000), for: [1], in: "t")
@@ -372,12 +370,12 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
 
 @Suite struct WALPreallocationTests {
     @Test func preallocatedZerosAreNotATornTailAndSurviveReopen() throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.walPreallocationBytes = 64 << 10
-        let engine = try Engine.open(at: "/db/W.docstore", options: options)
+        let store = try TestStores.memory("W") { options in
+            options.walPreallocationBytes = 64 << 10
+        }
+        let engine = store.engine
+        let fs = store.fileSystem
+        let options = store.options
         for i in 0..<5 { try engine.write { txn in try txn.createTreeIfMissing("t"); try txn.put([UInt8(i)], for: [UInt8(i)], in: "t") } }
         let wal = try #require(fs.contents(of: "/db/W.docstore-wal"))
         #expect(wal.count == 64 << 10, "the WAL is preallocated in 64 KiB steps")

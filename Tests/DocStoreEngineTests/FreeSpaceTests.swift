@@ -15,13 +15,12 @@ import Testing
     /// reusable until the next checkpoint, I1): three versions at most, plus the free list.
     /// Checkpoints run automatically (4 MiB WAL).
     @Test func rewritingTheSameKeysKeepsTheFileBounded() throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.durability = .normal
-        options.checkpointWALBytes = 4 << 20
-        let engine = try Engine.open(at: "/db/Steady.docstore", options: options)
+        let store = try TestStores.memory("Steady") { options in
+            options.durability = .normal
+            options.checkpointWALBytes = 4 << 20
+        }
+        let engine = store.engine
+        let fs = store.fileSystem
         var rng = SplitMix64(seed: 5)
         func round() throws {
             try engine.write { txn in
@@ -45,12 +44,10 @@ import Testing
     }
 
     @Test func pagesReadableByALiveSnapshotAreNotReused() throws {
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.checkpointWALBytes = 64 << 10
-        let engine = try Engine.open(at: "/db/Snap.docstore", options: options)
+        let store = try TestStores.memory("Snap") { options in
+            options.checkpointWALBytes = 64 << 10
+        }
+        let engine = store.engine
         var rng = SplitMix64(seed: 9)
         var original: [[UInt8]: [UInt8]] = [:]
         try engine.write { txn in
@@ -86,11 +83,8 @@ import Testing
 
     @Test func rolledBackTransactionsGiveTheirPagesBack() throws {
         struct Abort: Error {}
-        let fs = MemoryFileSystem()
-        try fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        let engine = try Engine.open(at: "/db/Rollback.docstore", options: options)
+        let store = try TestStores.memory("Rollback")
+        let engine = store.engine
         try engine.write { txn in
             try txn.createTree(named: "t")
             for i in 0..<500 { try txn.put([UInt8](repeating: 1, count: 100), for: Array("k\(i)".utf8), in: "t") }

@@ -128,7 +128,9 @@ final class MemoryFile: StorageFile {
             let start = Int(offset)
             let n = min(buffer.count, bytes.count - start)
             bytes.withUnsafeBytes { raw in
-                buffer.baseAddress?.copyMemory(from: raw.baseAddress! + start, byteCount: n)
+                if let dst = buffer.baseAddress, let src = raw.baseAddress {
+                    dst.copyMemory(from: src + start, byteCount: n)
+                }
             }
             return n
         }

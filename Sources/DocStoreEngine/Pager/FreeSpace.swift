@@ -41,8 +41,6 @@ final class FreeSpace {
         for p in free { push(p) }
     }
 
-    var readyCount: Int { ready.count }
-
     /// Pages that are free as far as the file is concerned (what a checkpoint records).
     var allFree: [UInt64] {
         var all = ready
