@@ -36,9 +36,14 @@ final class FreeSpace {
     /// The pages holding the durable checkpoint's free list.
     var durableFreeListPages: [UInt64] = []
 
+    /// `free` as the durable free list holds it: ascending, which is already a valid min-heap.
     init(pageCount: UInt64, free: [UInt64]) {
         self.pageCount = pageCount
-        for p in free { push(p) }
+        if zip(free, free.dropFirst()).allSatisfy({ $0 < $1 }) {
+            ready = free
+        } else {
+            for p in free { push(p) }
+        }
     }
 
     /// Pages that are free as far as the file is concerned (what a checkpoint records).
