@@ -16,7 +16,9 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
-        .target(name: "DocStoreEngine", dependencies: ["CLZ4"]),
+        // The processor's CRC32C instruction (SSE4.2 / ARMv8 CRC), with a software fallback in the engine.
+        .target(name: "CCRC32C"),
+        .target(name: "DocStoreEngine", dependencies: ["CLZ4", "CCRC32C"]),
         .target(name: "DocStore", dependencies: ["DocStoreEngine"]),
         .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine", "DocStore"]),
         .executableTarget(

@@ -11,7 +11,7 @@
 //                                             failed   (reads work; writes throw .failed, I8)
 //
 // Write transaction: Engine.write takes the writer lock → body runs → commit():
-// finish() (catalog) → WAL append → seal + install pages → publish → [auto checkpoint] →
+// finish() (catalog) → WAL append → install pages → publish → [auto checkpoint] →
 // unlock → GroupCommit.waitDurable (in .full mode, I4). A body that throws rolls back.
 //
 // Concurrency: one writer at a time (the writer lock); readers take snapshots of the published
@@ -255,8 +255,7 @@ public final class Engine: Sendable {
             }
             state.walEnd += UInt64(record.count)
         }
-        let pages = txn.ws.sealOwnedPages()
-        pager.install(pages)
+        pager.install(txn.ws.ownedPages)
         txn.ws.finishAllocations(at: lsn)
         if !txn.ws.blobsFreed.isEmpty { state.pendingBlobDeletes.append((lsn, txn.ws.blobsFreed)) }
         txn.isOpen = false

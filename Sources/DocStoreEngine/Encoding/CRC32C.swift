@@ -1,9 +1,17 @@
 // CRC32C (Castagnoli, reflected polynomial 0x82F63B78), the checksum of every page, WAL record and
-// blob file (Format/FORMAT.md § Conventions). Software slice-by-8: eight 256-entry tables built
-// once, eight bytes per step. Check value: crc32c("123456789") = 0xE3069283 (CRC32CTests).
+// blob file (Format/FORMAT.md § Conventions). The processor's CRC32C instruction where it has one
+// (SSE4.2 on x86-64, the CRC extension on 64-bit ARM: the CCRC32C target), about 25 times fewer
+// instructions per page; otherwise software slice-by-8: eight 256-entry tables built once, eight
+// bytes per step. Both give the same value (CRC32CTests checks them against each other and the
+// check value crc32c("123456789") = 0xE3069283).
+
+import CCRC32C
 
 /// CRC32C checksums.
 public enum CRC32C {
+    /// Whether the processor's CRC32C instruction is used.
+    public static let usesHardware = docstore_crc32c_hardware_available() != 0
+
     static let tables: [UInt32] = {
         var t = [UInt32](repeating: 0, count: 8 * 256)
         for i in 0..<256 {
@@ -22,6 +30,12 @@ public enum CRC32C {
 
     /// The CRC32C of `bytes`, continuing from `crc` (0 to start).
     public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
+        guard usesHardware, let base = bytes.baseAddress else { return softwareChecksum(bytes, continuing: crc) }
+        return ~docstore_crc32c_hardware(~crc, base, bytes.count)
+    }
+
+    /// The table-driven CRC32C, used where the processor has no CRC32C instruction.
+    static func softwareChecksum(_ bytes: UnsafeRawBufferPointer, continuing crc: UInt32 = 0) -> UInt32 {
         var c = ~crc
         var i = 0
         let n = bytes.count

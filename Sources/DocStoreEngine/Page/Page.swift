@@ -7,11 +7,16 @@
 //   +-------+------+------+--------+---------------+-------+-------+---------------+
 //
 // Thread safety: a Page is mutated only by the one write transaction that allocated it, while no
-// published snapshot can reach it; `seal()` computes its checksum before the commit publishes it
-// (under the engine's state lock, which orders the writes before any reader's access). After that
-// it is never mutated again, so concurrent readers share it without locks. That is why Page is
-// `@unchecked Sendable`: the only mutable state is the buffer, and ownership rules above keep
-// every access either exclusive (writer, pre-publication) or read-only (after publication).
+// published snapshot can reach it; the commit publishes it under the engine's state lock, which
+// orders those writes before any reader's access. After that it is never mutated again, so
+// concurrent readers share it without locks. That is why Page is `@unchecked Sendable`: the only
+// mutable state is the buffer, and ownership rules above keep every access either exclusive
+// (writer, pre-publication) or read-only (after publication).
+//
+// The checksum is computed only when a page goes to the file: a checkpoint writes
+// `sealedCopy(into:)`, a copy with the checksum set, so a published page is never touched again and
+// a page rewritten by many commits between two checkpoints is checksummed once. In memory the
+// checksum field is stale; nothing reads it there (pages are validated only as read from disk).
 
 /// The kind of a page, stored in its header.
 public enum PageType: UInt8, Sendable, CustomStringConvertible {
@@ -62,6 +67,7 @@ public final class Page: @unchecked Sendable {
         self.number = number
         bytes = UnsafeMutableRawBufferPointer.allocate(byteCount: other.bytes.count, alignment: 16)
         bytes.copyMemory(from: UnsafeRawBufferPointer(other.bytes))
+        bytes.setU64(PageHeader.pageNumber, number.rawValue)
     }
 
     deinit { bytes.deallocate() }
@@ -96,7 +102,15 @@ public final class Page: @unchecked Sendable {
         set { bytes.setU64(PageHeader.link, newValue.rawValue) }
     }
 
-    /// Computes and stores the checksum; called once, before the page is published or written.
+    /// Copies the page into `buffer` (one page long) as the file holds it: own page number and
+    /// checksum set. The page itself is not changed, so readers may share it meanwhile.
+    func sealedCopy(into buffer: UnsafeMutableRawBufferPointer) {
+        buffer.copyMemory(from: raw)
+        buffer.setU64(PageHeader.pageNumber, number.rawValue)
+        buffer.setU32(PageHeader.checksum, CRC32C.checksum(UnsafeRawBufferPointer(rebasing: UnsafeRawBufferPointer(buffer)[4...])))
+    }
+
+    /// Computes and stores the checksum of a page no reader can reach yet (a new free-list page).
     func seal() {
         bytes.setU64(PageHeader.pageNumber, number.rawValue)
         let crc = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4...]))

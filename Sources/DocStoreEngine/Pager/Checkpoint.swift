@@ -44,12 +44,16 @@ extension Engine {
         }
         let freeList = freeSet.sorted()
 
-        // 2. Pages, then the free list.
+        // 2. Pages (each checksummed into a scratch copy: readers share the cached page), then
+        //    the free list.
+        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
+        defer { scratch.deallocate() }
         for n in dirty {
             guard let page = pager.cachedPage(n) else {
                 throw EngineError(.corrupt, "page \(n) changed since the last checkpoint is not in memory", page: PageNumber(n))
             }
-            try pager.file.write(page.raw, at: n * UInt64(pageSize))
+            page.sealedCopy(into: scratch)
+            try pager.file.write(UnsafeRawBufferPointer(scratch), at: n * UInt64(pageSize))
         }
         let listObjects = listPages.map { Page(number: PageNumber($0), size: pageSize) }
         FreeListPage.write(freeList, into: listObjects)

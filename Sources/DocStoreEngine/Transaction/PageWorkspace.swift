@@ -110,12 +110,9 @@ final class PageWorkspace: PageSource {
 
     func freeBlob(_ id: BlobID) { blobsFreed.append(id) }
 
-    /// Seals every owned page (checksums) and returns them, ready to publish.
-    func sealOwnedPages() -> [Page] {
-        let pages = Array(owned.values)
-        for p in pages { p.seal() }
-        return pages
-    }
+    /// Every page this transaction created, ready to publish (checksums are set when a checkpoint
+    /// writes them: Page.sealedCopy).
+    var ownedPages: Dictionary<UInt64, Page>.Values { owned.values }
 
     /// Rollback: every page taken goes back to FreeSpace and the file's end is restored.
     func rollBackAllocations() {
