@@ -16,7 +16,7 @@ struct DocStoreCommand: ParsableCommand {
             Read-only subcommands never change the files and work while an app has the store open.
 
             Exit codes: 0 ok · 1 verify found problems · 2 usage · 3 not found · 4 not a DocStore
-            file · 5 newer format version · 6 corrupt · 7 locked by another writer · 8 I/O error ·
+            file · 5 unsupported (newer or older) format version · 6 corrupt · 7 locked by another writer · 8 I/O error ·
             9 other error.
             """,
         subcommands: [InspectCommand.self, VerifyCommand.self, CheckpointCommand.self, DemoCommand.self])
@@ -28,7 +28,7 @@ enum CLIExit {
         switch error.code {
         case .notFound: 3
         case .notADocStore: 4
-        case .versionTooNew: 5
+        case .versionTooNew, .versionTooOld: 5
         case .corrupt: 6
         case .storeLocked: 7
         case .io, .noSpace: 8

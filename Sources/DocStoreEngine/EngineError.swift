@@ -34,6 +34,9 @@ public struct EngineError: Error, Sendable, CustomStringConvertible, Equatable {
         public static let notADocStore = Code("notADocStore")
         /// The file was written by a newer major format version than this reader understands.
         public static let versionTooNew = Code("versionTooNew")
+        /// The file was written in an older major format version that this reader does not read
+        /// (format 1.0, written only by development builds before the 2.0 leaf cells).
+        public static let versionTooOld = Code("versionTooOld")
         /// The store does not exist and the options did not allow creating it.
         public static let notFound = Code("notFound")
 

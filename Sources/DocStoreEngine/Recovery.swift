@@ -80,10 +80,10 @@ enum Recovery {
                 if meta.pageSize == size { candidates.append(meta); break }
             } catch { errors.append(error) }
         }
-        // A slot that fails only M3 has a valid checksum: a newer DocStore wrote it, no torn write
+        // A slot that fails only M3 has a valid checksum: another DocStore wrote it, no torn write
         // can produce it. Refuse even if the other slot is valid: opening that older checkpoint
         // would roll the store back and later overwrite the newer meta (Format/FORMAT.md § Version rules).
-        if let tooNew = errors.first(where: { $0.code == .versionTooNew }) { throw tooNew }
+        if let other = errors.first(where: { $0.code == .versionTooNew || $0.code == .versionTooOld }) { throw other }
         if let best = candidates.max(by: { $0.generation < $1.generation }) { return best }
         if errors.contains(where: { $0.code == .corrupt }) {
             throw .corrupt("neither meta page is valid: \(errors.map(\.message).joined(separator: "; "))", file: file.path, page: PageNumber(0))
@@ -149,7 +149,6 @@ enum Recovery {
                 try walFile.write(WALFormat.Header(generation: meta.walGeneration, startLSN: meta.checkpointLSN.next).encode(), at: 0)
                 state.walEnd = UInt64(WALFormat.headerSize)
                 state.walAllocated = state.walEnd
-                try engine.preallocateWAL(walFile, through: state.walEnd + 1, &state)
                 try walFile.sync()
                 try fs.syncDirectory(paths.directory)
             }

@@ -44,7 +44,7 @@ func storeBytes(_ path: String) -> [Data?] {
         #expect(demo.stdout.contains("999 notes"))
         let inspect = try docstore("inspect", path)
         #expect(inspect.status == 0)
-        #expect(inspect.stdout.contains("format        1.0"))
+        #expect(inspect.stdout.contains("format        2.0"))
         #expect(inspect.stdout.contains("notes                    999 entries"))
         #expect(inspect.stdout.contains("blobs         1 files"))
         let verify = try docstore("verify", path)

@@ -369,6 +369,23 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
 }
 
 @Suite struct WALPreallocationTests {
+    /// A checkpoint leaves the WAL at its 32-byte header (an idle store holds no zeros); the first
+    /// commit after it allocates one step, and the commits after that overwrite it.
+    @Test func checkpointLeavesAHeaderOnlyWALAndTheNextCommitAllocates() throws {
+        let store = try TestStores.memory("C") { $0.walPreallocationBytes = 64 << 10 }
+        let engine = store.engine
+        try engine.write { txn in try txn.createTreeIfMissing("t"); try txn.put([1], for: [1], in: "t") }
+        try engine.checkpoint()
+        #expect(store.fileSystem.contents(of: "/db/C.docstore-wal")?.count == WALFormat.headerSize)
+        try engine.write { try $0.put([2], for: [2], in: "t") }
+        #expect(store.fileSystem.contents(of: "/db/C.docstore-wal")?.count == 64 << 10)
+        try engine.close()
+        #expect(store.fileSystem.contents(of: "/db/C.docstore-wal")?.count == WALFormat.headerSize)
+        let again = try Engine.open(at: store.path, options: store.options)
+        #expect(try again.read { try $0.count(in: "t") } == 2)
+        try again.close()
+    }
+
     @Test func preallocatedZerosAreNotATornTailAndSurviveReopen() throws {
         let store = try TestStores.memory("W") { options in
             options.walPreallocationBytes = 64 << 10

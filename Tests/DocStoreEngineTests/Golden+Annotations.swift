@@ -116,20 +116,24 @@ extension Golden {
         let base = n * pageSize
         var rows = headerRows(p, base: base)
         for i in 0..<p.count {
-            let o = base + p.slot(i)
-            let k = p.leafKeyLength(i)
-            let storage = p.leafStorage(i)
-            rows.append(Row(offset: o, size: 1, field: "cell[\(i)].flags", meaning: "\(p.leafFlags(i)): value \(storage)"))
-            rows.append(Row(offset: o + 1, size: 2, field: "cell[\(i)].keyLength", meaning: "\(k)"))
-            rows.append(Row(offset: o + 3, size: 4, field: "cell[\(i)].valueLength", meaning: "\(p.leafValueLength(i))"))
-            rows.append(Row(offset: o + 7, size: k, field: "cell[\(i)].key", meaning: quoted(p.leafKey(i))))
+            let slot = p.slot(i)
+            let o = base + slot
+            let head = p.leafHead(slot)
+            let k = head.keyLength
+            let info = p.leafValueInfo(i)
+            let keyAt = base + head.keyStart
+            let valueLengthAt = keyAt + k
+            rows.append(Row(offset: o, size: head.keyStart - slot, field: "cell[\(i)].head", meaning: "varint \(k * 4 + head.storage) = keyLength \(k) × 4 + storage \(head.storage) (value \(info.storage))"))
+            rows.append(Row(offset: keyAt, size: k, field: "cell[\(i)].key", meaning: quoted(p.leafKey(i))))
+            rows.append(Row(offset: valueLengthAt, size: base + info.payloadStart - valueLengthAt, field: "cell[\(i)].valueLength", meaning: "varint \(info.valueLength)"))
             let payload = p.leafPayload(i)
+            let payloadAt = base + info.payloadStart
             if catalog {
-                let info = try? TreeInfo.decode(Array(payload), name: "", file: "")
-                rows.append(Row(offset: o + 7 + k, size: 8, field: "cell[\(i)].value.root", meaning: "TreeInfo.root: tree \(quoted(p.leafKey(i))) has its root at page \(info?.root.rawValue ?? 0)"))
-                rows.append(Row(offset: o + 15 + k, size: 8, field: "cell[\(i)].value.count", meaning: "TreeInfo.count: \(info?.count ?? 0) entries"))
+                let tree = try? TreeInfo.decode(Array(payload), name: "", file: "")
+                rows.append(Row(offset: payloadAt, size: 8, field: "cell[\(i)].value.root", meaning: "TreeInfo.root: tree \(quoted(p.leafKey(i))) has its root at page \(tree?.root.rawValue ?? 0)"))
+                rows.append(Row(offset: payloadAt + 8, size: 8, field: "cell[\(i)].value.count", meaning: "TreeInfo.count: \(tree?.count ?? 0) entries"))
             } else {
-                rows.append(Row(offset: o + 7 + k, size: payload.count, field: "cell[\(i)].value", meaning: quoted(payload)))
+                rows.append(Row(offset: payloadAt, size: payload.count, field: "cell[\(i)].value", meaning: quoted(payload)))
             }
         }
         return rows

@@ -134,9 +134,9 @@ private func openOptions(_ fs: MemoryFileSystem) -> EngineOptions {
         let slot0 = try decodeMeta(f, slot: 0)
         let slot1 = try decodeMeta(f, slot: 1)
         // Slot 0: the checkpoint at LSN 1 (generation 2).
-        #expect(Golden.u32(f, 0) == 0xda98_013a)
+        #expect(Golden.u32(f, 0) == 0xe124_96e0)
         #expect(Array(f[4..<12]) == Golden.utf8("DOCSTORE"))
-        #expect(slot0.formatMajor == 1 && slot0.formatMinor == 0)
+        #expect(slot0.formatMajor == 2 && slot0.formatMinor == 0)
         #expect(slot0.pageSize == 4096)
         #expect(Golden.u32(f, 20) == 0)
         #expect(slot0.generation == Generation(2))
@@ -150,7 +150,7 @@ private func openOptions(_ fs: MemoryFileSystem) -> EngineOptions {
         #expect(Array(f[80..<96]) == [0xD0, 0xC5, 0x70, 0x4E, 0x60, 0x1D, 0x40, 0x00, 0x80, 0x00, 0, 0, 0, 0, 0, 0x01])
         #expect(f[96..<4096].allSatisfy { $0 == 0 })
         // Slot 1: the empty store written at creation (generation 1).
-        #expect(Golden.u32(f, 4096) == 0xa5bc_2843)
+        #expect(Golden.u32(f, 4096) == 0x9e00_bf99)
         #expect(slot1.generation == Generation(1))
         #expect(slot1.checkpointLSN == LSN(0))
         #expect(slot1.walGeneration == 1)
@@ -172,34 +172,35 @@ private func openOptions(_ fs: MemoryFileSystem) -> EngineOptions {
         let notes = Golden.page(f, 2)
         try notes.validate(file: "tiny", expecting: .leaf)
         try notes.validateLeafCells(file: "tiny")
-        #expect(notes.bytes.u32(PageHeader.checksum) == 0x26b9_e97a)
+        #expect(notes.bytes.u32(PageHeader.checksum) == 0xeb52_d0aa)
         #expect(notes.type == .leaf && notes.bytes.u8(PageHeader.flags) == 0)
         #expect(notes.count == 3)
         #expect(notes.bytes.u64(PageHeader.pageNumber) == 2)
-        #expect(notes.lower == 38 && notes.upper == 4058)
+        #expect(notes.lower == 38 && notes.upper == 4073)
         #expect(notes.link == .none)
-        #expect((0..<3).map(notes.slot) == [4084, 4072, 4058])
+        #expect((0..<3).map(notes.slot) == [4089, 4082, 4073])
         let expected: [(String, String)] = [("k1", "one"), ("k2", "two"), ("k3", "three")]
         for (i, (k, v)) in expected.enumerated() {
-            #expect(notes.leafFlags(i) == 0 && notes.leafStorage(i) == .inline)
+            #expect(notes.leafHead(notes.slot(i)).storage == 0 && notes.leafStorage(i) == .inline)
             #expect(notes.leafKeyLength(i) == 2)
             #expect(notes.leafValueLength(i) == v.utf8.count)
             #expect(Array(notes.leafKey(i)) == Golden.utf8(k))
             #expect(Array(notes.leafPayload(i)) == Golden.utf8(v))
         }
-        #expect(Array(f[(2 * 4096 + 4084)..<(3 * 4096)]) == [0x00, 0x02, 0x00, 0x03, 0x00, 0x00, 0x00] + Golden.utf8("k1one"))
-        #expect(f[(2 * 4096 + 38)..<(2 * 4096 + 4058)].allSatisfy { $0 == 0 })
+        // head 2 × 4 + 0 (inline), "k1", valueLength 3, "one".
+        #expect(Array(f[(2 * 4096 + 4089)..<(3 * 4096)]) == [0x08] + Golden.utf8("k1") + [0x03] + Golden.utf8("one"))
+        #expect(f[(2 * 4096 + 38)..<(2 * 4096 + 4073)].allSatisfy { $0 == 0 })
 
         // Page 3: the catalog leaf, one cell "notes" → TreeInfo(root 2, count 3).
         let catalog = Golden.page(f, 3)
         try catalog.validate(file: "tiny", expecting: .leaf)
         try catalog.validateLeafCells(file: "tiny")
-        #expect(catalog.bytes.u32(PageHeader.checksum) == 0x4ccd_aa69)
+        #expect(catalog.bytes.u32(PageHeader.checksum) == 0xb950_11e3)
         #expect(catalog.type == .leaf && catalog.count == 1)
         #expect(catalog.bytes.u64(PageHeader.pageNumber) == 3)
-        #expect(catalog.lower == 34 && catalog.upper == 4068 && catalog.slot(0) == 4068)
+        #expect(catalog.lower == 34 && catalog.upper == 4073 && catalog.slot(0) == 4073)
         #expect(catalog.link == .none)
-        #expect(catalog.leafFlags(0) == 0 && catalog.leafKeyLength(0) == 5 && catalog.leafValueLength(0) == 16)
+        #expect(catalog.leafStorage(0) == .inline && catalog.leafKeyLength(0) == 5 && catalog.leafValueLength(0) == 16)
         #expect(Array(catalog.leafKey(0)) == Golden.utf8("notes"))
         let info = try TreeInfo.decode(Array(catalog.leafPayload(0)), name: "notes", file: "tiny")
         #expect(info == TreeInfo(root: PageNumber(2), count: 3))
@@ -210,9 +211,9 @@ private func openOptions(_ fs: MemoryFileSystem) -> EngineOptions {
         #expect(w.count == 87)
         // File header.
         let header = try #require(w.withUnsafeBytes { WALFormat.Header.decode($0) })
-        #expect(Golden.u32(w, 0) == 0x4bb3_1bdd)
+        #expect(Golden.u32(w, 0) == 0x1277_031a)
         #expect(Array(w[4..<12]) == Golden.utf8("DSWALOG1"))
-        #expect(Golden.u16(w, 12) == 1 && Golden.u16(w, 14) == 0)
+        #expect(Golden.u16(w, 12) == 2 && Golden.u16(w, 14) == 0)
         #expect(header == WALFormat.Header(generation: 2, startLSN: LSN(2)))
         // Record header at 32.
         #expect(Golden.u32(w, 32) == 0x9675_1fb4)
@@ -315,7 +316,7 @@ private func openOptions(_ fs: MemoryFileSystem) -> EngineOptions {
             Issue.record("a page with a flipped byte passed validation")
         } catch {
             #expect(error.code == .corrupt && error.page == PageNumber(2) && error.offset == 8192)
-            #expect(error.message.hasPrefix("page checksum mismatch (stored 0x26b9e97a, computed 0x83f87b04)"))
+            #expect(error.message.hasPrefix("page checksum mismatch (stored 0xeb52d0aa, computed 0x4e1342d4)"))
         }
 
         // With tiny.docstore-wal, replaying LSN 2 reads page 2: opening fails.
@@ -349,25 +350,27 @@ private func openOptions(_ fs: MemoryFileSystem) -> EngineOptions {
 
     // MARK: - Version rules (Format/FORMAT.md § Version rules, page-file.md rule M3)
 
-    /// Regression: a meta slot of a newer major version (valid checksum) beside a valid 1.x slot
-    /// used to be skipped, so the reader opened the older checkpoint, discarded the newer WAL and
-    /// would later overwrite the newer meta. Fix: Recovery.chooseMeta refuses with versionTooNew
-    /// whenever a slot fails M3.
-    @Test(arguments: [0, 1])
-    func newerMajorVersionInEitherSlotIsRefusedWithVersionTooNew(slot: Int) throws {
+    /// Regression: a meta slot of a newer major version (valid checksum) beside a valid slot used
+    /// to be skipped, so the reader opened the older checkpoint, discarded the newer WAL and would
+    /// later overwrite the newer meta. Fix: Recovery.chooseMeta refuses whenever a slot fails M3.
+    /// Format 1.0 slots (7-byte leaf-cell headers, written only by development builds) are refused
+    /// the same way, with versionTooOld. Either way nothing is written.
+    @Test(arguments: [(0, 3), (1, 3), (0, 1), (1, 1)])
+    func otherMajorVersionInEitherSlotIsRefused(slot: Int, major: UInt8) throws {
         var f = try committed("tiny.docstore")
         let base = slot * 4096
-        f[base + 12] = 2  // formatMajor 2
+        f[base + 12] = major
         let crc = CRC32C.checksum(Array(f[(base + 4)..<(base + 128)]))
         f.withUnsafeMutableBytes { $0.setU32(base, crc) }
         let fs = MemoryFileSystem(files: ["/g/tiny.docstore": f, "/g/tiny.docstore-wal": try committed("tiny.docstore-wal")])
         do throws(EngineError) {
             _ = try Engine.open(at: "/g/tiny.docstore", options: openOptions(fs))
-            Issue.record("a store with a major-2 meta page opened")
+            Issue.record("a store with a major-\(major) meta page opened")
         } catch {
-            #expect(error.code == .versionTooNew && error.page == PageNumber(UInt64(slot)) && error.offset == 12)
+            #expect(error.code == (major > 2 ? .versionTooNew : .versionTooOld))
+            #expect(error.page == PageNumber(UInt64(slot)) && error.offset == 12)
+            #expect(error.message.contains("\(major).0") && error.message.contains("2.x"))
         }
-        // Nothing was written: the WAL and the page file are untouched.
         #expect(fs.contents(of: "/g/tiny.docstore") == f)
         #expect(fs.contents(of: "/g/tiny.docstore-wal") == (try committed("tiny.docstore-wal")))
     }

@@ -51,8 +51,12 @@ enum BTree {
         case .overflow:
             let first = PageNumber(payload.u64(0))
             let stored = Int(payload.u32(8))
+            // L5: fewer stored bytes than the value's length means LZ4; more is corrupt.
+            guard stored <= length else {
+                throw .corrupt("overflow value stores \(stored) bytes, more than its length \(length)", file: file, page: leaf.number)
+            }
             let bytes = try OverflowPage.read(from: source, first: first, storedLength: stored, file: file)
-            if leaf.leafFlags(index) & LeafCell.compressedFlag != 0 {
+            if stored < length {
                 return try LZ4.decompress(bytes, rawLength: length)
             }
             guard bytes.count == length else {

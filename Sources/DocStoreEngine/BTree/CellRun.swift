@@ -54,6 +54,29 @@ struct CellRun {
         return count - 1
     }
 
+    /// Boundaries that cut the cells into `parts` consecutive groups of about equal bytes, each
+    /// non-empty and fitting in `pageCapacity` bytes (slots included): `parts + 1` indices from 0
+    /// to `count`. Nil if there are too few cells or a group cannot fit.
+    func evenSplit(parts: Int, pageCapacity: Int) -> [Int]? {
+        guard parts >= 1, count >= parts else { return nil }
+        let total = pageBytes(0..<count)
+        var bounds = [0]
+        var acc = 0
+        var i = 0
+        for k in 1..<parts {
+            let goal = total * k / parts
+            // At least one cell per group, and leave at least one for each group still to come.
+            while i < count - (parts - k) && (i < bounds[k - 1] + 1 || acc + (size(i) + 2) / 2 < goal) {
+                acc += size(i) + 2
+                i += 1
+            }
+            bounds.append(i)
+        }
+        bounds.append(count)
+        for k in 0..<parts where pageBytes(bounds[k]..<bounds[k + 1]) > pageCapacity { return nil }
+        return bounds
+    }
+
     /// Cell `i`'s bytes.
     func withCell<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[i]..<end(i)])) }

@@ -15,8 +15,8 @@ import Foundation
 public struct MetaPage: Sendable, Equatable {
     static let magic: [UInt8] = Array("DOCSTORE".utf8)
     static let size = 128
-    /// The format version this code writes; a reader refuses a newer major version.
-    public static let formatMajor: UInt16 = 1
+    /// The format version this code writes; a reader refuses any other major version.
+    public static let formatMajor: UInt16 = 2
     public static let formatMinor: UInt16 = 0
 
     public var formatMajor: UInt16 = MetaPage.formatMajor
@@ -74,6 +74,9 @@ public struct MetaPage: Sendable, Equatable {
         let major = raw.u16(12)
         guard major <= formatMajor else {
             throw EngineError(.versionTooNew, "the store has format version \(major).\(raw.u16(14)); this DocStore reads up to \(formatMajor).x — update DocStore", file: file, page: at, offset: 12)
+        }
+        guard major == formatMajor else {
+            throw EngineError(.versionTooOld, "the store has format version \(major).\(raw.u16(14)), which only development builds wrote; this DocStore reads \(formatMajor).x — re-create the store", file: file, page: at, offset: 12)
         }
         // M4: page size.
         let pageSize = Int(raw.u32(16))

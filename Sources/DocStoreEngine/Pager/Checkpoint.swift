@@ -90,8 +90,9 @@ extension Engine {
         if let walFile {
             try walFile.truncate(to: 0)
             try walFile.write(WALFormat.Header(generation: meta.walGeneration, startLSN: lsn.next).encode(), at: 0)
+            // No preallocation here: an idle store keeps a 32-byte WAL, and the first commit
+            // allocates the next step (Engine.preallocateWAL).
             state.walAllocated = UInt64(WALFormat.headerSize)
-            try preallocateWAL(walFile, through: UInt64(WALFormat.headerSize) + 1, &state)
             if sync { try walFile.sync() }
         }
         groupCommit.markDurable(lsn)

@@ -75,7 +75,7 @@ public final class WriteTransaction: Transaction {
             throw EngineError(.valueTooLarge, "a value of \(value.count) bytes is longer than 4 GiB - 1")
         }
         if value.count >= ws.limits.blobThreshold, engine.blobs != nil,
-           LeafCell.headerSize + key.count + value.count > ws.limits.maxInlineCell {
+           !BTree.isInline(keyLength: key.count, valueLength: value.count, ws.limits) {
             let id = try ws.writeBlob(value)
             try apply(.putBlob(tree: tree, key: key, blob: id, length: value.count))
         } else {

@@ -33,12 +33,12 @@ enum WALFormat {
             return b
         }
 
-        /// The major version of a header that is whole (magic and checksum hold) but newer than
-        /// this reader: such a log must be refused, not treated as torn (W3).
-        static func newerMajor(_ raw: UnsafeRawBufferPointer) -> UInt16? {
+        /// The major version of a header that is whole (magic and checksum hold) but not this
+        /// reader's: such a log must be refused, not treated as torn (W3).
+        static func otherMajor(_ raw: UnsafeRawBufferPointer) -> UInt16? {
             guard raw.count >= headerSize, Array(raw[4..<12]) == magic,
                   CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4..<headerSize])) == raw.u32(0),
-                  raw.u16(12) > MetaPage.formatMajor else { return nil }
+                  raw.u16(12) != MetaPage.formatMajor else { return nil }
             return raw.u16(12)
         }
 
@@ -46,7 +46,7 @@ enum WALFormat {
         static func decode(_ raw: UnsafeRawBufferPointer) -> Header? {
             guard raw.count >= headerSize, Array(raw[4..<12]) == magic,
                   CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4..<headerSize])) == raw.u32(0),
-                  raw.u16(12) <= MetaPage.formatMajor else { return nil }
+                  raw.u16(12) == MetaPage.formatMajor else { return nil }
             return Header(generation: raw.u64(16), startLSN: LSN(raw.u64(24)))
         }
     }

@@ -83,8 +83,11 @@ enum WALReader {
         guard size <= UInt64(Int.max / 2) else { throw .corrupt("WAL file size \(size) is impossible", file: file.path) }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         try withMutableRawBytes(&bytes) { (raw) throws(EngineError) in try file.readExactly(into: raw, at: 0) }
-        if let major = bytes.withUnsafeBytes({ WALFormat.Header.newerMajor($0) }) {
-            throw EngineError(.versionTooNew, "the WAL has format version \(major); this DocStore reads up to \(MetaPage.formatMajor).x — update DocStore", file: file.path, offset: 12)
+        if let major = bytes.withUnsafeBytes({ WALFormat.Header.otherMajor($0) }) {
+            if major > MetaPage.formatMajor {
+                throw EngineError(.versionTooNew, "the WAL has format version \(major); this DocStore reads up to \(MetaPage.formatMajor).x — update DocStore", file: file.path, offset: 12)
+            }
+            throw EngineError(.versionTooOld, "the WAL has format version \(major), which only development builds wrote; this DocStore reads \(MetaPage.formatMajor).x", file: file.path, offset: 12)
         }
         bytes.withUnsafeBytes { raw in
             guard let header = WALFormat.Header.decode(raw) else {
