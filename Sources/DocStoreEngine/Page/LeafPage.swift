@@ -111,6 +111,13 @@ extension Page {
         return info.payloadStart - slot(i) + LeafCell.payloadSize(storage: info.storage, valueLength: info.valueLength)
     }
 
+    /// Bytes the cells of this leaf take, slots included (holes left by deletes not counted).
+    func leafBytesInUse() -> Int {
+        var total = 2 * count
+        for i in 0..<count { total += leafCellSize(i) }
+        return total
+    }
+
     /// The whole cell `i` as a view (for moving cells between pages).
     func leafCell(_ i: Int) -> UnsafeRawBufferPointer {
         let o = slot(i)
