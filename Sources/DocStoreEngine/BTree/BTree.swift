@@ -43,9 +43,12 @@ enum BTree {
     static func value<S: PageSource>(
         of leaf: Page, at index: Int, in source: S, blobs: BlobStore?, file: String
     ) throws(EngineError) -> [UInt8] {
-        let payload = leaf.leafPayload(index)
-        let length = leaf.leafValueLength(index)
-        switch leaf.leafStorage(index) {
+        // One decode of the cell's header (it is varint-coded) serves every field below.
+        let info = leaf.leafValueInfo(index)
+        let length = info.valueLength
+        let payloadSize = LeafCell.payloadSize(storage: info.storage, valueLength: length)
+        let payload = UnsafeRawBufferPointer(rebasing: leaf.raw[info.payloadStart..<(info.payloadStart + payloadSize)])
+        switch info.storage {
         case .inline:
             return Array(payload)
         case .overflow:
