@@ -197,9 +197,10 @@ public final class Engine: Sendable {
             guard !p.closed else { throw EngineError(.closed, "the engine is closed") }
             return (p.lsn, p.catalogRoot, p.oldestSnapshot)
         }
-        reclaim(&state, oldestSnapshot: oldest)
+        let freeSpace = try state.freeSpace(pager)
+        reclaim(&state, freeSpace, oldestSnapshot: oldest)
         let ws = PageWorkspace(
-            pager: pager, freeSpace: state.freeSpace, lsn: lsn.next, limits: limits,
+            pager: pager, freeSpace: freeSpace, lsn: lsn.next, limits: limits,
             blobs: blobs, durableBlobs: options.durability != .off)
         let txn = WriteTransaction(engine: self, lsn: lsn, catalogRoot: root, workspace: ws)
         txn.log.limit = walRecordLimit
@@ -218,9 +219,9 @@ public final class Engine: Sendable {
     }
 
     /// Returns freed pages and blob files to use once nothing can reach them (I7, I9).
-    func reclaim(_ state: inout WriterState, oldestSnapshot: LSN?) {
+    func reclaim(_ state: inout WriterState, _ freeSpace: FreeSpace, oldestSnapshot: LSN?) {
         let durable = state.durableMeta.checkpointLSN
-        let dropped = state.freeSpace.release(oldestSnapshot: oldestSnapshot, durableCheckpoint: durable)
+        let dropped = freeSpace.release(oldestSnapshot: oldestSnapshot, durableCheckpoint: durable)
         if !dropped.isEmpty { pager.drop(dropped) }
         let limit = min(oldestSnapshot ?? durable, durable)
         while let first = state.pendingBlobDeletes.first, first.lsn <= limit {
@@ -332,7 +333,7 @@ public final class Engine: Sendable {
     /// Statistics about the open store.
     public func statistics() -> EngineStatistics {
         let (pageCount, free, walBytes, generation, checkpointLSN) = writer.withLockUnchecked { s in
-            (s.freeSpace.pageCount, s.freeSpace.allFree.count, s.walEnd, s.durableMeta.generation, s.durableMeta.checkpointLSN)
+            (s.pageFigures.pageCount, s.pageFigures.free, s.walEnd, s.durableMeta.generation, s.durableMeta.checkpointLSN)
         }
         return EngineStatistics(
             pageSize: pageSize, pageCount: pageCount, freePages: free, walBytes: walBytes,

@@ -95,10 +95,8 @@ enum Recovery {
         let fs = options.fileSystem
         let meta = try chooseMeta(file: file)
         let pager = Pager(file: file, pageSize: meta.pageSize, cachePages: options.cacheBytes / meta.pageSize)
-        let (free, listPages) = try FreeListPage.read(
-            head: meta.freeListHead, count: meta.freeListCount, pageCount: meta.pageCount, pager: pager)
-        let freeSpace = FreeSpace(pageCount: meta.pageCount, free: free)
-        freeSpace.durableFreeListPages = listPages
+        // The free list is read on first need (WriterState.freeSpace): replay, a write, a
+        // checkpoint or verify — not to open, nor to read.
 
         // The WAL.
         var walFile: (any StorageFile)?
@@ -120,9 +118,7 @@ enum Recovery {
                     file: paths.pageFile, page: PageNumber(newerSlot), offset: newerSlot * UInt64(meta.pageSize))
             }
         }
-        let state = WriterState(
-            freeSpace: freeSpace, durableMeta: meta, walGeneration: meta.walGeneration,
-            walEnd: UInt64(WALFormat.headerSize))
+        let state = WriterState(durableMeta: meta, walGeneration: meta.walGeneration, walEnd: UInt64(WALFormat.headerSize))
         let engine = Engine(paths: paths, options: options, pager: pager, meta: meta, walFile: options.readOnly ? nil : walFile, writerState: state)
 
         // Replay (I5, I6).

@@ -1,6 +1,8 @@
 // The free list's validity rules F1-F5 (Format/page-file.md § Free list): a free list whose
-// entries repeat, go down, or name one of the chain's own pages is refused at open as `.corrupt`
-// naming the list page — even with a correct checksum — and a valid one reads back whole.
+// entries repeat, go down, or name one of the chain's own pages is refused as `.corrupt` naming
+// the list page — even with a correct checksum — when the allocator first reads it (the first
+// write; opening and reading do not need it), and verify() reports it. A valid one reads back
+// whole.
 
 import DocStoreTestSupport
 import Foundation
@@ -46,15 +48,25 @@ import Testing
         return (0..<8).reduce(UInt64(0)) { $0 | UInt64(files[path]![at + $1]) << (8 * UInt64($1)) }
     }
 
+    /// Opens the damaged store (which reads no free list), checks that reads still work and
+    /// that verify() reports the free list, then returns the error of the first write — where the
+    /// allocator reads the list.
     static func openError(_ files: [String: [UInt8]], path: String, options: EngineOptions) -> EngineError? {
         var o = options
         o.fileSystem = MemoryFileSystem(files: files)
         do {
             let engine = try Engine.open(at: path, options: o)
-            try? engine.close()
+            defer { try? engine.close() }
+            #expect(try engine.read { try $0.count(in: "t") } == 300, "reads need no free list")
+            let report = try engine.verify()
+            #expect(report.problems.contains { $0.description.contains("free list") }, "verify reports the damaged free list")
+            try engine.write { try $0.put([1], for: [1], in: "t") }
             return nil
-        } catch {
+        } catch let error as EngineError {
             return error
+        } catch {
+            Issue.record("an untyped error: \(error)")
+            return nil
         }
     }
 

@@ -14,28 +14,28 @@
 extension Engine {
     func checkpoint(_ state: inout WriterState) throws(EngineError) {
         let (lsn, catalogRoot, oldest) = published.withLock { ($0.lsn, $0.catalogRoot, $0.oldestSnapshot) }
-        if lsn == state.durableMeta.checkpointLSN && state.freeSpace.freshSinceCheckpoint.isEmpty && state.walEnd <= UInt64(WALFormat.headerSize) {
+        if lsn == state.durableMeta.checkpointLSN && (state.freeSpaceIfLoaded?.freshSinceCheckpoint.isEmpty ?? true) && state.walEnd <= UInt64(WALFormat.headerSize) {
             return
         }
-        reclaim(&state, oldestSnapshot: oldest)
+        let freeSpace = try state.freeSpace(pager)
+        reclaim(&state, freeSpace, oldestSnapshot: oldest)
         do {
-            try writeCheckpoint(&state, lsn: lsn, catalogRoot: catalogRoot)
+            try writeCheckpoint(&state, freeSpace, lsn: lsn, catalogRoot: catalogRoot)
         } catch {
             enterFailedState(error, &state)
             throw error
         }
     }
 
-    private func writeCheckpoint(_ state: inout WriterState, lsn: LSN, catalogRoot: PageNumber) throws(EngineError) {
+    private func writeCheckpoint(_ state: inout WriterState, _ free: FreeSpace, lsn: LSN, catalogRoot: PageNumber) throws(EngineError) {
         let sync = options.durability != .off
-        let free = state.freeSpace
         let dirty = free.freshSinceCheckpoint.sorted()
 
         // 1. The new free list: what is free now plus the old list's own pages, less the pages
         //    taken to hold it.
         let capacity = FreeListPage.capacity(pageSize: pageSize)
         var freeSet = Set(free.allFree)
-        for p in state.freeSpace.durableFreeListPages { freeSet.insert(p) }
+        for p in free.durableFreeListPages { freeSet.insert(p) }
         var listPages: [UInt64] = []
         while listPages.count * capacity < freeSet.count {
             let p = free.takePage()
@@ -76,7 +76,7 @@ extension Engine {
         if sync { try pager.file.sync() }
 
         // The checkpoint is durable: the allocator may now reuse what it freed.
-        let oldListPages = state.freeSpace.durableFreeListPages
+        let oldListPages = free.durableFreeListPages
         free.checkpointed()
         free.free(oldListPages, at: lsn)
         free.durableFreeListPages = listPages

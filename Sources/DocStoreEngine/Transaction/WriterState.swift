@@ -5,7 +5,12 @@
 import Foundation
 
 struct WriterState {
-    var freeSpace: FreeSpace
+    /// The allocator, read from the durable free list on first need (`freeSpace(_:)`): a store
+    /// opened only to read never reads its free list, so opening costs the same however many
+    /// pages are free.
+    private var loadedFreeSpace: FreeSpace?
+    /// The free list of the checkpoint the store was opened at, until it is read.
+    private let openedFreeList: (head: PageNumber, count: UInt64, pageCount: UInt64)
     var durableMeta: MetaPage
     var walGeneration: UInt64
     var walEnd: UInt64
@@ -15,6 +20,36 @@ struct WriterState {
     /// Set by the first failed write or sync (I8); writes are refused until reopen.
     var failed: EngineError?
     var closed = false
+
+    init(durableMeta: MetaPage, walGeneration: UInt64, walEnd: UInt64) {
+        self.durableMeta = durableMeta
+        self.walGeneration = walGeneration
+        self.walEnd = walEnd
+        self.openedFreeList = (durableMeta.freeListHead, durableMeta.freeListCount, durableMeta.pageCount)
+    }
+
+    /// The allocator, reading and checking the durable free list (rules F1-F5) the first time.
+    /// Nothing is written or allocated before it is loaded, so the opened checkpoint's list is
+    /// still the durable one then.
+    /// - Throws: `.corrupt` naming the free-list page, `.io`.
+    mutating func freeSpace(_ pager: Pager) throws(EngineError) -> FreeSpace {
+        if let loadedFreeSpace { return loadedFreeSpace }
+        let (free, listPages) = try FreeListPage.read(
+            head: openedFreeList.head, count: openedFreeList.count, pageCount: openedFreeList.pageCount, pager: pager)
+        let space = FreeSpace(pageCount: openedFreeList.pageCount, free: free)
+        space.durableFreeListPages = listPages
+        loadedFreeSpace = space
+        return space
+    }
+
+    /// The allocator if it has been loaded (nil: nothing was allocated or freed since opening).
+    var freeSpaceIfLoaded: FreeSpace? { loadedFreeSpace }
+
+    /// Pages in the file and pages free, without loading the free list.
+    var pageFigures: (pageCount: UInt64, free: Int) {
+        if let loadedFreeSpace { return (loadedFreeSpace.pageCount, loadedFreeSpace.allFree.count) }
+        return (openedFreeList.pageCount, Int(openedFreeList.count))
+    }
 
     func checkWritable() throws(EngineError) {
         if closed { throw EngineError(.closed, "the engine is closed") }

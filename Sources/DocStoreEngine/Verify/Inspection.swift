@@ -109,8 +109,9 @@ extension Engine {
             var map = walk.owner
             map[0] = "meta"
             map[1] = "meta"
-            for p in state.freeSpace.allFree { map[p] = "free" }
-            for p in state.freeSpace.durableFreeListPages { map[p] = "free list" }
+            let space = try state.freeSpace(pager)
+            for p in space.allFree { map[p] = "free" }
+            for p in space.durableFreeListPages { map[p] = "free list" }
             return map
         }
     }

@@ -68,8 +68,16 @@ extension Engine {
             }
             check.checkBlobs(trees.first { $0.0 == TreeInfo.blobTreeName }?.1)
 
-            // Page ownership.
-            let pageCount = state.freeSpace.pageCount
+            // Page ownership. The free list is read here if nothing has read it yet (rules F1-F5);
+            // a damaged one is a problem of its own, and ownership cannot be checked without it.
+            let space: FreeSpace
+            do throws(EngineError) {
+                space = try state.freeSpace(pager)
+            } catch {
+                check.problem(tree: nil, page: error.page, "free list: \(error.message)")
+                return check.report
+            }
+            let pageCount = space.pageCount
             var owner: [UInt64: String] = check.owner
             func claim(_ p: UInt64, _ what: String) {
                 if p < 2 || p >= pageCount {
@@ -80,9 +88,9 @@ extension Engine {
                     owner[p] = what
                 }
             }
-            let free = state.freeSpace.allFree
+            let free = space.allFree
             for p in free { claim(p, "free") }
-            for p in state.freeSpace.durableFreeListPages { claim(p, "free list") }
+            for p in space.durableFreeListPages { claim(p, "free list") }
             if pageCount > 2 {
                 for p in UInt64(2)..<pageCount where owner[p] == nil {
                     check.problem(tree: nil, page: PageNumber(p), "page is neither used nor free (lost)")
