@@ -1,6 +1,7 @@
-// DocStore: the public face of the object-graph store. The object layer (schema, managed objects,
-// contexts) is issue #3; for now this module re-exports nothing and only names the engine it stands
-// on, so that the layer order docstore → DocStore → DocStoreEngine is fixed from the start.
+// DocStore: the public face of the object-graph store (issue #3). So far: the schema — entity,
+// attribute and relationship descriptions and their checks (Schema/) — and DocStoreError. Managed
+// objects, contexts and the store come next; this file names the engine the layer stands on, so
+// that the layer order docstore → DocStore → DocStoreEngine is fixed.
 
 public import DocStoreEngine
 

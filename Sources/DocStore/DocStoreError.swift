@@ -1,0 +1,99 @@
+// DocStoreError: the one error type of the object layer (DocStore), shaped like EngineError: a
+// `code` saying what kind of failure it is, a `message` saying what happened and how to fix it,
+// the context that locates it (entity, property), an underlying engine error when there is one,
+// and the source location that raised it. Schema checks collect every problem they find into the
+// `problems` of one error, so a developer fixes a model in one pass.
+
+public import DocStoreEngine
+
+/// An error raised by DocStore's object layer.
+///
+/// ```swift
+/// do {
+///     try Schema(entities: [note, folder]).validate()
+/// } catch let error as DocStoreError where error.code == .invalidSchema {
+///     for problem in error.problems { print(problem) }
+/// }
+/// ```
+public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable {
+    /// What kind of failure a ``DocStoreError`` is.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name, as printed in descriptions.
+        public let name: String
+        private init(_ name: String) { self.name = name }
+        public var description: String { name }
+
+        /// The schema is inconsistent: ``DocStoreError/problems`` lists every problem found.
+        /// Raised by ``Schema/validate()``.
+        public static let invalidSchema = Code("invalidSchema")
+        /// The storage engine failed; ``DocStoreError/underlying`` holds its error.
+        public static let storage = Code("storage")
+    }
+
+    /// One problem found in a schema: where it is and what is wrong.
+    public struct Problem: Sendable, Equatable, CustomStringConvertible {
+        /// The entity the problem is in.
+        public var entity: String
+        /// The attribute or relationship, when the problem is in one.
+        public var property: String?
+        /// What is wrong, and how to fix it.
+        public var message: String
+
+        public init(entity: String, property: String? = nil, _ message: String) {
+            self.entity = entity
+            self.property = property
+            self.message = message
+        }
+
+        /// `Entity.property: message`.
+        public var description: String {
+            property.map { "\(entity).\($0): \(message)" } ?? "\(entity): \(message)"
+        }
+    }
+
+    /// What kind of failure this is.
+    public var code: Code
+    /// What happened and, where it helps, how to fix it.
+    public var message: String
+    /// The entity the failure concerns, if any.
+    public var entity: String?
+    /// The attribute or relationship the failure concerns, if any.
+    public var property: String?
+    /// Every problem found, for ``Code/invalidSchema``.
+    public var problems: [Problem]
+    /// The engine's error, for ``Code/storage``.
+    public var underlying: EngineError?
+    /// Where in DocStore's source the error was raised (`#fileID:#line`).
+    public var location: String
+
+    public init(
+        _ code: Code, _ message: String, entity: String? = nil, property: String? = nil,
+        problems: [Problem] = [], underlying: EngineError? = nil,
+        fileID: String = #fileID, line: Int = #line
+    ) {
+        self.code = code
+        self.message = message
+        self.entity = entity
+        self.property = property
+        self.problems = problems
+        self.underlying = underlying
+        self.location = "\(fileID):\(line)"
+    }
+
+    /// `code: message (entity …, property …)`, then one line per problem.
+    public var description: String {
+        var context: [String] = []
+        if let entity { context.append("entity \(entity)") }
+        if let property { context.append("property \(property)") }
+        var text = context.isEmpty ? "\(code): \(message)" : "\(code): \(message) (\(context.joined(separator: ", ")))"
+        for problem in problems { text += "\n  - \(problem)" }
+        if let underlying { text += "\n  caused by \(underlying)" }
+        return text
+    }
+
+    /// Equal when everything but the source location is equal.
+    public static func == (a: DocStoreError, b: DocStoreError) -> Bool {
+        a.code == b.code && a.message == b.message && a.entity == b.entity && a.property == b.property
+            && a.problems == b.problems && a.underlying == b.underlying
+    }
+}
