@@ -32,7 +32,7 @@ let package = Package(
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
-        .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreEngine"]),
+        .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreEngine", "DocStoreTestSupport"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -28,6 +28,33 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
         public static let invalidSchema = Code("invalidSchema")
         /// The storage engine failed; ``DocStoreError/underlying`` holds its error.
         public static let storage = Code("storage")
+        /// The store holds another schema than the one it was opened with, and no migration was
+        /// given; ``DocStoreError/problems`` lists each difference. Raised by ``Store`` at open.
+        public static let schemaMismatch = Code("schemaMismatch")
+        /// Stored data is damaged (a record, the catalog); the message names the key and offset.
+        public static let corrupt = Code("corrupt")
+        /// Save found objects that break their entity's rules; ``DocStoreError/problems`` lists
+        /// every one (required values, ranges, lengths, patterns, counts, custom checks).
+        public static let validation = Code("validation")
+        /// Save would delete an object whose relationship has the deny rule while it still
+        /// reaches other objects.
+        public static let deleteDenied = Code("deleteDenied")
+        /// Save would give two objects the same value of a unique attribute.
+        public static let uniqueConstraint = Code("uniqueConstraint")
+        /// No object with this ID exists in the store (``Context/existingObject(with:)``).
+        public static let objectNotFound = Code("objectNotFound")
+        /// The object was deleted, or its row is gone from the store.
+        public static let objectDeleted = Code("objectDeleted")
+        /// An object from another context, or not inserted into any, was used where this
+        /// context's own object is needed.
+        public static let wrongContext = Code("wrongContext")
+        /// A property name the entity does not have.
+        public static let unknownProperty = Code("unknownProperty")
+        /// A value that does not fit the attribute's type, or an object of the wrong entity for
+        /// a relationship.
+        public static let typeMismatch = Code("typeMismatch")
+        /// An object ID or URI that is not valid for this store.
+        public static let invalidObjectID = Code("invalidObjectID")
     }
 
     /// One problem found in a schema: where it is and what is wrong.
@@ -59,7 +86,8 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
     public var entity: String?
     /// The attribute or relationship the failure concerns, if any.
     public var property: String?
-    /// Every problem found, for ``Code/invalidSchema``.
+    /// Every problem found, for ``Code/invalidSchema``, ``Code/schemaMismatch`` and
+    /// ``Code/validation``.
     public var problems: [Problem]
     /// The engine's error, for ``Code/storage``.
     public var underlying: EngineError?

@@ -8,7 +8,7 @@
 /// let title = AttributeDescription(name: "title", type: .string, maxLength: 200)
 /// let created = AttributeDescription(name: "createdAt", type: .date, isIndexed: true)
 /// ```
-public struct AttributeDescription: Sendable, Hashable {
+public struct AttributeDescription: Sendable, Hashable, Codable {
     /// The attribute's name, unique within its entity and the entities it inherits from.
     public var name: String
     /// The kind of value it stores.
@@ -34,12 +34,15 @@ public struct AttributeDescription: Sendable, Hashable {
     public var maxLength: Int?
     /// Strings: a regular expression the whole value must match.
     public var pattern: String?
+    /// The value a new object starts with, and what an object stored before the attribute
+    /// existed reads as. Nil means no default (`.null`, or the type's placeholder when required).
+    public var defaultValue: StoredValue?
 
     public init(
         name: String, type: AttributeType, isOptional: Bool = false, isIndexed: Bool = false,
         isUnique: Bool = false, allowsExternalStorage: Bool = false, originalName: String? = nil,
         minimum: Double? = nil, maximum: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-        pattern: String? = nil
+        pattern: String? = nil, defaultValue: StoredValue? = nil
     ) {
         self.name = name
         self.type = type
@@ -53,5 +56,6 @@ public struct AttributeDescription: Sendable, Hashable {
         self.minLength = minLength
         self.maxLength = maxLength
         self.pattern = pattern
+        self.defaultValue = defaultValue
     }
 }

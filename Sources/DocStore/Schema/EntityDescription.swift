@@ -11,7 +11,7 @@
 ///     RelationshipDescription(name: "notes", destination: "Note", inverse: "folder", isToMany: true),
 /// ])
 /// ```
-public struct EntityDescription: Sendable, Hashable {
+public struct EntityDescription: Sendable, Hashable, Codable {
     /// The entity's name, unique in its schema.
     public var name: String
     /// The entity this one inherits from, if any: its properties are this entity's too, and a

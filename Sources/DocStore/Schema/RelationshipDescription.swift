@@ -3,7 +3,7 @@
 // in step on every change), to-one / to-many / ordered, the delete rule, optionality and counts.
 
 /// What deleting an object does to the objects its relationship reaches.
-public enum DeleteRule: String, Sendable, Hashable, CaseIterable {
+public enum DeleteRule: String, Sendable, Hashable, CaseIterable, Codable {
     /// The related objects stay; their inverse relationship no longer includes the deleted one.
     case nullify
     /// The related objects are deleted too.
@@ -22,7 +22,7 @@ public enum DeleteRule: String, Sendable, Hashable, CaseIterable {
 /// let folder = RelationshipDescription(name: "folder", destination: "Folder", inverse: "notes",
 ///                                      isOptional: true)
 /// ```
-public struct RelationshipDescription: Sendable, Hashable {
+public struct RelationshipDescription: Sendable, Hashable, Codable {
     /// The relationship's name, unique within its entity and the entities it inherits from.
     public var name: String
     /// The entity at the other end.

@@ -7,7 +7,8 @@
 //   S3  property names are non-empty and unique within an entity, its ancestors included;
 //   S4  attribute options fit the type: ranges on numbers and dates, lengths on strings and data,
 //       patterns on strings (and compile), external storage on data, no index on Codable values,
-//       minimum <= maximum and minLength <= maxLength, lengths not negative;
+//       minimum <= maximum and minLength <= maxLength, lengths not negative, a default that
+//       fits the type;
 //   S5  a relationship's destination exists; it names an inverse; the inverse exists on the
 //       destination (or an ancestor of it), leads back to this entity (or an ancestor), and names
 //       this relationship as its own inverse;
@@ -30,7 +31,7 @@ import Foundation
 /// - ``entity(named:)``
 /// - ``allAttributes(of:)``
 /// - ``allRelationships(of:)``
-public struct Schema: Sendable, Hashable {
+public struct Schema: Sendable, Hashable, Codable {
     /// The entities, in declaration order.
     public var entities: [EntityDescription]
 
@@ -163,6 +164,9 @@ public struct Schema: Sendable, Hashable {
         }
         if a.allowsExternalStorage && a.type != .binaryData {
             problem(entity, a.name, "external storage applies to Data, not \(a.type)")
+        }
+        if let value = a.defaultValue, !value.fits(a.type) {
+            problem(entity, a.name, "the default value \(value) is not a \(a.type)")
         }
         if case .codable = a.type, a.isIndexed || a.isUnique {
             problem(entity, a.name, "a Codable value cannot be indexed or unique; index one of its fields as an attribute instead")

@@ -72,6 +72,7 @@ extension Schema {
                 || b.maxLength != a.maxLength || b.pattern != a.pattern {
                 note("validation limits changed")
             }
+            if b.defaultValue != a.defaultValue { note("default \(b.defaultValue ?? .null) → \(a.defaultValue ?? .null)") }
         }
         for b in old where !matched.contains(b.name) {
             out.append(SchemaDifference(entity: entity, property: b.name, "attribute removed"))

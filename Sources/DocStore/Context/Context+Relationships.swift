@@ -1,0 +1,176 @@
+// Context+Relationships: links between objects, with both sides kept in step on every change.
+//
+// A link (a, p, b) means b is in a.p; its inverse is (b, q, a) with q = p's inverse. Every
+// change goes through addLink/removeLink, which change both halves:
+//   R1  setting a to-one first removes the link to its previous target (and that target's
+//       inverse half), so a to-one never points at an object whose inverse lacks it;
+//   R2  a to-many half is a change recorded in ToManyState (added/removed), so the inverse of a
+//       fault's unloaded to-many is updated without loading it;
+//   R3  ordered to-many relationships are loaded before they change, and keep insertion order.
+// To-many members load lazily through the relationship's links tree: a prefix scan over
+// (source key, target key), never a scan of the other entity's records.
+
+import Foundation
+internal import DocStoreEngine
+
+extension Context {
+    // MARK: - Reading
+
+    /// The key of a to-one relationship's target, or nil.
+    func toOneKey(of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) -> UInt64? {
+        try fulfill(object)
+        if case .reference(let key) = object.values[p.slot] { return key }
+        return nil
+    }
+
+    /// The state of a to-many relationship, made on first use.
+    func toManyState(of object: ManagedObject, _ p: PropertyInfo) -> ToManyState {
+        if let state = object.toMany?[p.slot] { return state }
+        let state = ToManyState()
+        if object.toMany == nil { object.toMany = [:] }
+        object.toMany?[p.slot] = state
+        return state
+    }
+
+    /// The keys of a to-many relationship's members, loading them if needed.
+    func members(of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
+        let state = toManyState(of: object, p)
+        if let members = state.members { return members }
+        state.load(stored: try storedMembers(of: object.key, p))
+        return state.members ?? []
+    }
+
+    /// The members as saved: a prefix scan of the links tree.
+    func storedMembers(of key: UInt64, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
+        let ordered = p.relationship?.isOrdered ?? false
+        let prefix = PrimaryKey.bytes(key)
+        return try store.read { txn throws -> [UInt64] in
+            var out: [UInt64] = []
+            var cursor = try txn.cursor(in: p.linkTree)
+            var entry = try cursor.seek(to: prefix)
+            while let (k, v) = entry, k.count == 16, k.starts(with: prefix) {
+                let target = ordered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8)
+                guard let target else {
+                    throw DocStoreError(.corrupt, "a link of \(p.name) under key \(key) is malformed", property: p.name)
+                }
+                out.append(target)
+                entry = try cursor.next()
+            }
+            return out
+        }
+    }
+
+    // MARK: - Writing
+
+    /// Sets a to-one relationship, updating the inverse of the old and new targets.
+    func setToOne(_ target: ManagedObject?, of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
+        try check(object, "setting \(p.name)")
+        if let target {
+            try checkTarget(target, for: p, of: object)
+            try addLink(object, p, target)
+        } else if let old = try toOneKey(of: object, p) {
+            try removeLink(object, p, try materialize(old))
+        }
+    }
+
+    /// Replaces a to-many relationship's members (in this order, if it is ordered).
+    func setToMany(_ targets: [ManagedObject], of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
+        try check(object, "setting \(p.name)")
+        for target in targets { try checkTarget(target, for: p, of: object) }
+        let current = try members(of: object, p)
+        let wanted = Set(targets.map(\.key))
+        for key in current where !wanted.contains(key) { try removeLink(object, p, try materialize(key)) }
+        let present = Set(try members(of: object, p))
+        for target in targets where !present.contains(target.key) { try addLink(object, p, target) }
+        if p.relationship?.isOrdered == true {
+            let order = targets.map(\.key)
+            let state = toManyState(of: object, p)
+            if state.members != order {
+                try willChange(object, record: false)
+                state.members = order
+                state.memberSet = Set(order)
+                state.orderChanged = true
+            }
+        }
+    }
+
+    /// Adds `target` to a to-many relationship.
+    func addToMany(_ target: ManagedObject, of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
+        try check(object, "adding to \(p.name)")
+        try checkTarget(target, for: p, of: object)
+        try addLink(object, p, target)
+    }
+
+    /// Removes `target` from a to-many relationship.
+    func removeFromToMany(_ target: ManagedObject, of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
+        try check(object, "removing from \(p.name)")
+        try check(target, "removing from \(p.name)")
+        try removeLink(object, p, target)
+    }
+
+    private func checkTarget(_ target: ManagedObject, for p: PropertyInfo, of object: ManagedObject) throws(DocStoreError) {
+        try check(target, "relating it through \(p.name)")
+        guard let entity = target.entityInfo, p.destination >= 0,
+              store.model.entities[p.destination].kindIDs.contains(entity.id) else {
+            throw DocStoreError(.typeMismatch, "\(p.name) leads to \(p.relationship?.destination ?? "?"), not to \(target.entityInfo?.name ?? "?")", entity: object.entityInfo?.name, property: p.name)
+        }
+        if target.isDeleted {
+            throw DocStoreError(.objectDeleted, "\(target) is deleted; it cannot be related through \(p.name)", entity: object.entityInfo?.name, property: p.name)
+        }
+    }
+
+    /// The inverse of `p`, as a property of `target`'s entity.
+    func inverse(of p: PropertyInfo, on target: ManagedObject) -> PropertyInfo? {
+        guard let entity = target.entityInfo, p.inverseSlot >= 0, p.inverseSlot < entity.properties.count else { return nil }
+        return entity.properties[p.inverseSlot]
+    }
+
+    /// Links a.p to b and b.q to a (R1, R2).
+    func addLink(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+        try addHalf(a, p, b)
+        if let q = inverse(of: p, on: b) { try addHalf(b, q, a) }
+    }
+
+    /// Unlinks b from a.p and a from b.q.
+    func removeLink(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+        try removeHalf(a, p, b)
+        if let q = inverse(of: p, on: b) { try removeHalf(b, q, a) }
+    }
+
+    private func addHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+        if p.isToOne {
+            let old = try toOneKey(of: a, p)
+            if old == b.key { return }
+            if let old { try removeLink(a, p, try materialize(old)) }   // R1
+            try willChange(a)
+            a.values[p.slot] = .reference(b.key)
+            a.flags.insert(.recordChanged)
+        } else {
+            let state = toManyState(of: a, p)
+            if state.members == nil && p.relationship?.isOrdered == true {   // R3
+                _ = try members(of: a, p)
+            }
+            if state.memberSet.contains(b.key) || state.added.contains(b.key) { return }
+            try willChange(a, record: false)
+            state.add(b.key)   // R2
+            if p.relationship?.isOrdered == true { state.orderChanged = true }
+        }
+    }
+
+    private func removeHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+        if p.isToOne {
+            guard try toOneKey(of: a, p) == b.key else { return }
+            try willChange(a)
+            a.values[p.slot] = .null
+            a.flags.insert(.recordChanged)
+        } else {
+            let state = toManyState(of: a, p)
+            if state.members == nil && p.relationship?.isOrdered == true { _ = try members(of: a, p) }
+            if state.removed.contains(b.key) { return }
+            if state.members != nil && !state.memberSet.contains(b.key) { return }
+            try willChange(a, record: false)
+            state.remove(b.key)
+            if p.relationship?.isOrdered == true { state.orderChanged = true }
+        }
+    }
+}

@@ -1,0 +1,259 @@
+// Context+Save: validation and the one engine transaction that stores a context's changes.
+//
+//   V1  save first calls willSave on every changed object, then validates every inserted and
+//       updated object (required values, types, ranges, lengths, patterns, relationship counts,
+//       values rejected when set by key, validateForInsert/Update) and every deleted one
+//       (D1: a deny rule still reaching an object that is not deleted; validateForDelete). All
+//       problems are collected into one error; nothing is written.
+//   W1  everything is written in one engine write transaction: records, index entries, links,
+//       key sequences. Any failure (a unique constraint, a storage error) rolls it back whole.
+//   W2  index entries are removed for every changed object before any is added, so values that
+//       swap between objects in one save do not collide.
+//   S1  the context changes only after the transaction committed; a failed save leaves every
+//       change in place, to fix and save again.
+// Implements Format/record.md (records, links, index keys).
+
+import Foundation
+internal import DocStoreEngine
+
+extension Context {
+    /// Saves every insert, change and delete in one transaction: all of it or none.
+    ///
+    /// - Throws: ``DocStoreError/Code/validation`` listing every problem;
+    ///   ``DocStoreError/Code/deleteDenied``; ``DocStoreError/Code/uniqueConstraint``;
+    ///   ``DocStoreError/Code/storage``. After an error the context keeps all its changes.
+    public func save() throws(DocStoreError) {
+        guard hasChanges else { return }
+        for object in Array(changed.values) where !object.isInvalidated { object.willSave() }
+        try validatePendingChanges()
+
+        let objects = Array(changed.values)
+        var inserted = Set<UInt32>()
+        try store.write { txn in
+            // W2: old index entries out first.
+            for o in objects where !o.isInserted {
+                guard let entity = o.entityInfo, o.isDeleted || o.flags.contains(.recordChanged) else { continue }
+                try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
+            }
+            for o in objects {
+                guard let entity = o.entityInfo else { continue }
+                if o.isDeleted {
+                    if o.isInserted { continue }
+                    _ = try txn.delete(PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                    for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn) }
+                    continue
+                }
+                if o.isInserted || o.flags.contains(.recordChanged) {
+                    try txn.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                    try addIndexEntries(of: o, entity, txn)
+                    if o.isInserted { inserted.insert(entity.id) }
+                }
+                for (slot, state) in o.toMany ?? [:] where state.hasChanges {
+                    try writeLinks(of: o, entity.properties[slot], state, txn)
+                }
+            }
+            for id in inserted {
+                try txn.put(withUnsafeBytes(of: store.highestSequence(of: id).littleEndian) { Array($0) },
+                            for: Catalog.sequenceKey(id), in: Catalog.tree)
+            }
+        }
+
+        // S1: the transaction committed; now the context catches up.
+        changed = [:]
+        committed = [:]
+        for o in objects {
+            if o.isDeleted {
+                registry.removeValue(forKey: o.key)
+                o.flags = [.deleted, .invalidated]
+                o.toMany = nil
+                o.context = nil
+                continue
+            }
+            if o.isInserted || o.flags.contains(.recordChanged) { o.rowVersion += 1 }
+            o.flags.subtract([.inserted, .updated, .recordChanged])
+            for (_, state) in o.toMany ?? [:] {
+                state.added = []
+                state.removed = []
+                state.orderChanged = false
+            }
+        }
+        for o in objects where !o.isDeleted { o.didSave() }
+    }
+
+    // MARK: - Validation (V1)
+
+    func validatePendingChanges() throws(DocStoreError) {
+        var problems: [DocStoreError.Problem] = []
+        var denied: [DocStoreError.Problem] = []
+        for o in changed.values.sorted(by: { $0.key < $1.key }) {
+            guard let entity = o.entityInfo else { continue }
+            let name = "\(entity.name)/\(o.key & PrimaryKey.sequenceMask)"
+            if o.isDeleted {
+                if o.isInserted { continue }
+                if let (p, target) = try denyingRelationship(of: o) {
+                    denied.append(.init(entity: name, property: p.name, "cannot be deleted while \(p.name) still reaches \(target) (delete rule deny)"))
+                }
+                do { try o.validateForDelete() } catch { problems.append(.init(entity: name, String(describing: error))) }
+                continue
+            }
+            for (key, message) in (o.rejectedValues ?? [:]).sorted(by: { $0.key < $1.key }) {
+                problems.append(.init(entity: name, property: key, "a value set by key was refused: \(message)"))
+            }
+            for p in entity.properties {
+                // A fault changed only in its to-many links keeps the record it was saved with.
+                if o.isFault && !p.isToMany { continue }
+                switch p.kind {
+                case .attribute(let a):
+                    if let message = Self.check(o.values[p.slot], against: a) {
+                        problems.append(.init(entity: name, property: p.name, message))
+                    }
+                case .toOne(let r):
+                    if !r.isOptional, o.values[p.slot].isNull {
+                        problems.append(.init(entity: name, property: p.name, "is required (a to-one relationship with no object)"))
+                    }
+                case .toMany(let r):
+                    let minimum = max(r.minCount ?? 0, r.isOptional ? 0 : 1)
+                    guard minimum > 0 || r.maxCount != nil else { continue }
+                    let count = try members(of: o, p).count
+                    if count < minimum { problems.append(.init(entity: name, property: p.name, "has \(count) object\(count == 1 ? "" : "s"); at least \(minimum) required")) }
+                    if let hi = r.maxCount, count > hi { problems.append(.init(entity: name, property: p.name, "has \(count) objects; at most \(hi) allowed")) }
+                }
+            }
+            do {
+                if o.isInserted { try o.validateForInsert() } else { try o.validateForUpdate() }
+            } catch {
+                problems.append(.init(entity: name, String(describing: error)))
+            }
+        }
+        if !denied.isEmpty {
+            throw DocStoreError(.deleteDenied, "save refused: \(denied.count) deletion\(denied.count == 1 ? " is" : "s are") denied", entity: denied[0].entity, property: denied[0].property, problems: denied + problems)
+        }
+        if !problems.isEmpty {
+            throw DocStoreError(.validation, "save refused: \(problems.count) validation problem\(problems.count == 1 ? "" : "s")", entity: problems.count == 1 ? problems[0].entity : nil, property: problems.count == 1 ? problems[0].property : nil, problems: problems)
+        }
+    }
+
+    /// What is wrong with `value` for attribute `a`, or nil when it is valid.
+    static func check(_ value: StoredValue, against a: AttributeDescription) -> String? {
+        if value.isNull { return a.isOptional ? nil : "is required" }
+        guard value.fits(a.type) else { return "holds \(value), which is not a \(a.type)" }
+        let number: Double? = switch value {
+        case .int(let v): Double(v)
+        case .double(let v): v
+        case .float(let v): Double(v)
+        case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
+        case .date(let v): v.timeIntervalSinceReferenceDate
+        default: nil
+        }
+        if let number {
+            if let lo = a.minimum, number < lo { return "\(value) is below the minimum \(lo)" }
+            if let hi = a.maximum, number > hi { return "\(value) is above the maximum \(hi)" }
+        }
+        let length: Int? = switch value {
+        case .string(let s): s.count
+        case .data(let d): d.count
+        default: nil
+        }
+        if let length {
+            if let lo = a.minLength, length < lo { return "is \(length) long; at least \(lo) required" }
+            if let hi = a.maxLength, length > hi { return "is \(length) long; at most \(hi) allowed" }
+        }
+        if let pattern = a.pattern, case .string(let s) = value {
+            guard let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") else { return "the pattern \(pattern) is invalid" }
+            if regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
+                return "\(String(reflecting: s)) does not match the pattern \(pattern)"
+            }
+        }
+        return nil
+    }
+
+    // MARK: - Records, indexes, links (W1)
+
+    func record(of o: ManagedObject, _ entity: EntityInfo) -> [UInt8] {
+        var fields: [(fieldID: UInt32, value: StoredValue)] = []
+        fields.reserveCapacity(entity.recordSlots.count)
+        for slot in entity.recordSlots { fields.append((entity.properties[slot].fieldID, o.values[slot])) }
+        return RecordCoding.encode(entityID: entity.id, schemaVersion: store.catalog.schemaVersion,
+                                   rowVersion: o.rowVersion + 1, fields: fields)
+    }
+
+    static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {
+        let component: KeyComponent
+        switch value {
+        case .null: if unique { return nil }; component = .null
+        case .bool(let v): component = .bool(v)
+        case .int(let v): component = .int(v)
+        case .double(let v): component = .double(v)
+        case .float(let v): component = .double(Double(v))
+        case .decimal(let v): component = .double(NSDecimalNumber(decimal: v).doubleValue)
+        case .string(let v): component = .string(v)
+        case .date(let v): component = .date(v)
+        case .uuid(let v): component = .uuid(v)
+        case .url(let v): component = .string(v.absoluteString)
+        case .data(let v): component = .bytes(Array(v))
+        case .reference(let v): component = .uint(v)
+        case .document: return nil
+        }
+        var out = KeyEncoding.encode([component])
+        if !unique { PrimaryKey.appendBytes(key, to: &out) }
+        return out
+    }
+
+    private func removeIndexEntries(of o: ManagedObject, _ entity: EntityInfo, values: [StoredValue], _ txn: WriteTransaction) throws {
+        for p in entity.properties {
+            guard let tree = p.indexTree, let a = p.attribute, p.slot < values.count,
+                  let k = Self.indexKey(values[p.slot], unique: a.isUnique, key: o.key) else { continue }
+            if a.isUnique {
+                if let owner = try txn.get(k, in: tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: tree) }
+            } else {
+                _ = try txn.delete(k, in: tree)
+            }
+        }
+    }
+
+    private func addIndexEntries(of o: ManagedObject, _ entity: EntityInfo, _ txn: WriteTransaction) throws {
+        for p in entity.properties {
+            guard let tree = p.indexTree, let a = p.attribute,
+                  let k = Self.indexKey(o.values[p.slot], unique: a.isUnique, key: o.key) else { continue }
+            if a.isUnique {
+                if let owner = try txn.get(k, in: tree), let other = PrimaryKey.read(owner), other != o.key {
+                    throw DocStoreError(.uniqueConstraint, "\(entity.name).\(p.name) must be unique, and \(o.values[p.slot]) is already used by \(entity.name)/\(other & PrimaryKey.sequenceMask)", entity: entity.name, property: p.name)
+                }
+                try txn.put(PrimaryKey.bytes(o.key), for: k, in: tree)
+            } else {
+                try txn.put([], for: k, in: tree)
+            }
+        }
+    }
+
+    private func deleteLinks(of key: UInt64, _ p: PropertyInfo, _ txn: WriteTransaction) throws {
+        let prefix = PrimaryKey.bytes(key)
+        var doomed: [[UInt8]] = []
+        var cursor = try txn.cursor(in: p.linkTree)
+        var entry = try cursor.seek(to: prefix)
+        while let (k, _) = entry, k.starts(with: prefix) {
+            doomed.append(k)
+            entry = try cursor.next()
+        }
+        for k in doomed { _ = try txn.delete(k, in: p.linkTree) }
+    }
+
+    private func writeLinks(of o: ManagedObject, _ p: PropertyInfo, _ state: ToManyState, _ txn: WriteTransaction) throws {
+        if p.relationship?.isOrdered == true {
+            try deleteLinks(of: o.key, p, txn)
+            let members = try state.members ?? members(of: o, p)
+            for (i, target) in members.enumerated() {
+                var k = PrimaryKey.bytes(o.key)
+                PrimaryKey.appendBytes(UInt64(i + 1) << 16, to: &k)
+                try txn.put(PrimaryKey.bytes(target), for: k, in: p.linkTree)
+            }
+            return
+        }
+        for target in state.removed {
+            _ = try txn.delete(PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
+        }
+        for target in state.added {
+            try txn.put([], for: PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
+        }
+    }
+}

@@ -1,0 +1,306 @@
+// Context: a scratch pad of objects — Core Data's NSManagedObjectContext. It makes objects for
+// stored rows (faults, one per ID: uniquing), tracks what changed, and saves all of it in one
+// engine transaction (Context+Save.swift) or forgets it (rollback).
+//
+// Invariants:
+//   C1  `registry` holds every live object of this context by key, unretained; an object
+//       removes itself when it is released (ManagedObject.deinit), so there is at most one
+//       object per key and none is kept alive by the registry.
+//   C2  `changed` retains every inserted, updated or deleted object until save or rollback, so
+//       pending changes are never lost to deallocation.
+//   C3  `committed[key]` holds an object's values as last saved, taken before its first change
+//       (rollback, changedValues, committedValues and index maintenance read it).
+//
+// A context is not Sendable: it and its objects stay in the isolation domain that made them.
+
+import Foundation
+internal import DocStoreEngine
+
+/// A context: where objects are inserted, fetched, changed, deleted and saved.
+///
+/// ```swift
+/// let context = Context(store: store)
+/// let folder = try context.insertObject(forEntityName: "Folder")
+/// folder["name"] = "Inbox"
+/// try context.save()
+/// ```
+///
+/// ## Topics
+/// - ``insert(_:)``
+/// - ``insertObject(forEntityName:)``
+/// - ``object(with:)``
+/// - ``existingObject(with:)``
+/// - ``delete(_:)``
+/// - ``save()``
+/// - ``rollback()``
+/// - ``reset()``
+/// - ``refresh(_:mergeChanges:)``
+public final class Context {
+    /// The store this context reads from and saves to.
+    public let store: Store
+    /// A name for the context, shown in history and descriptions.
+    public var name: String?
+
+    var registry: [UInt64: Unmanaged<ManagedObject>] = [:]
+    var changed: [UInt64: ManagedObject] = [:]
+    var committed: [UInt64: [StoredValue]] = [:]
+    /// Set while delete rules run: links of objects being deleted may still change.
+    var isPropagatingDelete = false
+    /// Open while a delete runs, to undo it if it fails (Context+Delete.swift).
+    var journal: Journal?
+
+    /// A context on `store`.
+    public init(store: Store, name: String? = nil) {
+        self.store = store
+        self.name = name
+    }
+
+    deinit {
+        // Objects outliving the context must not reach back into it.
+        for (_, object) in registry { object.takeUnretainedValue().context = nil }
+    }
+
+    // MARK: - Change sets
+
+    /// Whether anything was inserted, changed or deleted since the last save.
+    public var hasChanges: Bool { !changed.isEmpty }
+    /// Objects inserted and not saved yet.
+    public var insertedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.isInserted && !$0.isDeleted }) }
+    /// Objects changed and not saved yet (not the inserted ones).
+    public var updatedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.isUpdated && !$0.isInserted && !$0.isDeleted }) }
+    /// Objects deleted and not saved yet (not the inserted ones, which a delete simply drops).
+    public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.isDeleted && !$0.isInserted }) }
+    /// Every object this context currently has (faults included).
+    public var registeredObjects: Set<ManagedObject> { Set(registry.values.map { $0.takeUnretainedValue() }) }
+
+    // MARK: - Registry (C1)
+
+    /// Called by an object's deinit.
+    func forget(_ key: UInt64) { registry.removeValue(forKey: key) }
+
+    /// The context's object for `key`: the registered one, or a new fault (uniquing).
+    func materialize(_ key: UInt64) throws(DocStoreError) -> ManagedObject {
+        if let existing = registry[key] { return existing.takeUnretainedValue() }
+        guard let entity = store.model.entity(ofKey: key) else {
+            throw DocStoreError(.corrupt, "a reference names key \(key), whose entity ID \(PrimaryKey.entity(of: key)) the store does not have")
+        }
+        let object = entity.objectClass.init(_$fault: _$FaultToken(entity: entity, key: key, context: self))
+        registry[key] = Unmanaged.passUnretained(object)
+        return object
+    }
+
+    /// Checks that `object` belongs to this context.
+    func check(_ object: ManagedObject, _ what: String) throws(DocStoreError) {
+        guard object.context === self, object.key != 0 else {
+            throw DocStoreError(.wrongContext, "\(what): \(object) belongs to \(object.context == nil ? "no context" : "another context")", entity: object.entityInfo?.name)
+        }
+    }
+
+    // MARK: - Insert
+
+    /// Inserts a new object of the entity `entityName` (Core Data's
+    /// `NSEntityDescription.insertNewObject(forEntityName:into:)`); it has its permanent
+    /// ``ObjectID`` at once and its attributes' default values.
+    ///
+    /// - Throws: ``DocStoreError/Code/unknownProperty`` if the schema has no such entity, or
+    ///   it is abstract.
+    @discardableResult
+    public func insertObject(forEntityName entityName: String) throws(DocStoreError) -> ManagedObject {
+        guard let entity = store.model.entity(named: entityName), !entity.description.isAbstract else {
+            throw DocStoreError(.unknownProperty, "the schema has no concrete entity \"\(entityName)\"", entity: entityName)
+        }
+        let object = entity.objectClass.init(_$fault: _$FaultToken(entity: entity, key: 0, context: self))
+        attachNew(object, entity)
+        return object
+    }
+
+    /// Inserts an object made with its class's initializer.
+    ///
+    /// - Throws: ``DocStoreError/Code/wrongContext`` if it is in another context;
+    ///   ``DocStoreError/Code/unknownProperty`` if its class is not in the store's schema.
+    public func insert(_ object: ManagedObject) throws(DocStoreError) {
+        if object.context === self, object.key != 0 {
+            if object.isDeleted, object.isInserted == false { undelete(object) }
+            return
+        }
+        guard object.key == 0, object.context == nil else {
+            throw DocStoreError(.wrongContext, "\(object) already belongs to another context", entity: object.entityInfo?.name)
+        }
+        let className = object.entityInfo?.name ?? type(of: object)._$entityDescription?.name ?? String(describing: type(of: object))
+        guard let entity = store.model.entity(named: className), !entity.description.isAbstract else {
+            throw DocStoreError(.unknownProperty, "the store's schema has no concrete entity \"\(className)\"", entity: className)
+        }
+        object.context = self
+        attachNew(object, entity)
+    }
+
+    private func attachNew(_ object: ManagedObject, _ entity: EntityInfo) {
+        object.entityInfo = entity
+        object.context = self
+        object.key = store.nextKey(for: entity)
+        object.flags = [.inserted, .recordChanged]
+        var values = [StoredValue](repeating: .null, count: entity.properties.count)
+        for p in entity.properties {
+            if let a = p.attribute, let d = a.defaultValue { values[p.slot] = d }
+            if p.slot < object.values.count, !object.values[p.slot].isNull { values[p.slot] = object.values[p.slot] }
+        }
+        object.values = values
+        object.toMany = [:]
+        for p in entity.properties where p.isToMany {
+            let state = ToManyState()
+            state.load(stored: [])
+            object.toMany?[p.slot] = state
+        }
+        registry[object.key] = Unmanaged.passUnretained(object)
+        changed[object.key] = object
+        object.awakeFromInsert()
+    }
+
+    private func undelete(_ object: ManagedObject) {
+        object.flags.remove(.deleted)
+    }
+
+    // MARK: - Objects by ID
+
+    /// The object with `id`, as a fault if it is not registered yet. It does not check that the
+    /// row exists: reading a fault whose row is gone marks it invalidated (see
+    /// ``existingObject(with:)`` to check).
+    ///
+    /// - Throws: ``DocStoreError/Code/invalidObjectID`` for an ID of another store or an entity
+    ///   this store does not have.
+    public func object(with id: ObjectID) throws(DocStoreError) -> ManagedObject {
+        guard id.storeIdentifier == store.identifier else {
+            throw DocStoreError(.invalidObjectID, "\(id) belongs to store \(id.storeIdentifier), not \(store.identifier)")
+        }
+        guard let entity = store.model.entity(named: id.entityName), PrimaryKey.entity(of: id.primaryKey) == entity.id else {
+            throw DocStoreError(.invalidObjectID, "\(id) names an entity this store does not have", entity: id.entityName)
+        }
+        return try materialize(id.primaryKey)
+    }
+
+    /// The object whose URI (``ObjectID/uriRepresentation``) is `uri`.
+    ///
+    /// - Throws: ``DocStoreError/Code/invalidObjectID`` for a malformed URI or one of another store.
+    public func object(withURI uri: URL) throws(DocStoreError) -> ManagedObject {
+        let parts = uri.path.split(separator: "/")
+        guard uri.scheme == "docstore", let host = uri.host, let storeID = UUID(uuidString: host),
+              parts.count == 2, let number = UInt64(parts[1]), number > 0, number <= PrimaryKey.sequenceMask,
+              let entity = store.model.entity(named: String(parts[0])) else {
+            throw DocStoreError(.invalidObjectID, "\(uri) is not a DocStore object URI (docstore://<store>/<Entity>/<number>) of this store's entities")
+        }
+        return try object(with: ObjectID(store: storeID, entity: entity.name, key: PrimaryKey.make(entity: entity.id, sequence: number)))
+    }
+
+    /// The object with `id`, its values loaded; throws if no such object is stored.
+    ///
+    /// - Throws: ``DocStoreError/Code/objectNotFound``, ``DocStoreError/Code/invalidObjectID``,
+    ///   ``DocStoreError/Code/storage``.
+    public func existingObject(with id: ObjectID) throws(DocStoreError) -> ManagedObject {
+        let object = try object(with: id)
+        try fulfill(object)
+        if object.isInvalidated || (object.isDeleted && !object.isInserted && object.flags.contains(.invalidated)) {
+            throw DocStoreError(.objectNotFound, "no object \(id) is stored", entity: id.entityName)
+        }
+        return object
+    }
+
+    // MARK: - Faulting
+
+    /// Loads a fault's values from the store. A row that is gone leaves the object invalidated
+    /// with its attributes' defaults.
+    func fulfill(_ object: ManagedObject) throws(DocStoreError) {
+        guard object.flags.contains(.fault), let entity = object.entityInfo else { return }
+        let key = object.key
+        let bytes = try store.read { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
+        try load(object, entity, from: bytes)
+        object.awakeFromFetch()
+    }
+
+    func load(_ object: ManagedObject, _ entity: EntityInfo, from bytes: [UInt8]?) throws(DocStoreError) {
+        var values = [StoredValue](repeating: .null, count: entity.properties.count)
+        for p in entity.properties { if let d = p.attribute?.defaultValue { values[p.slot] = d } }
+        object.flags.remove(.fault)
+        guard let bytes else {
+            object.values = values
+            object.flags.insert(.invalidated)
+            return
+        }
+        let record = try RecordCoding.decode(bytes, key: object.key)
+        for (fieldID, value) in record.fields {
+            if let slot = entity.slotByFieldID[fieldID] { values[slot] = value }
+        }
+        object.values = values
+        object.rowVersion = record.rowVersion
+    }
+
+    // MARK: - Forgetting changes
+
+    /// Discards every unsaved change: inserted objects leave the context (invalidated), deleted
+    /// ones come back, changed values return to their saved state.
+    public func rollback() {
+        let objects = changed
+        changed = [:]
+        for (key, object) in objects {
+            if object.isInserted {
+                object.flags = [.invalidated]
+                object.toMany = nil
+                registry.removeValue(forKey: key)
+                object.key = 0
+                object.context = nil
+                continue
+            }
+            if let saved = committed[key] { object.values = saved }
+            object.flags.subtract([.updated, .deleted, .recordChanged])
+            object.toMany = nil
+            object.rejectedValues = nil
+        }
+        // Unchanged objects may hold links to rolled-back ones in loaded to-many sets.
+        for (_, ref) in registry { ref.takeUnretainedValue().toMany = nil }
+        committed = [:]
+    }
+
+    /// Forgets every object: all become invalid for this context, unsaved changes are lost.
+    public func reset() {
+        for (_, ref) in registry {
+            let object = ref.takeUnretainedValue()
+            object.willTurnIntoFault()
+            object.context = nil
+            object.flags.insert(.invalidated)
+        }
+        registry = [:]
+        changed = [:]
+        committed = [:]
+    }
+
+    /// Turns `object` back into a fault, freeing its values, or with `mergeChanges` reloads
+    /// its saved values and keeps its unsaved changes on top. An unchanged object is always
+    /// turned into a fault.
+    public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
+        guard object.context === self, object.key != 0, !object.isInserted else { return }
+        if object.hasChanges && mergeChanges {
+            guard let entity = object.entityInfo, let saved = committed[object.key] else { return }
+            let current = object.values
+            guard let bytes = try? store.read({ txn in try txn.get(PrimaryKey.bytes(object.key), in: entity.recordsTree) }) else { return }
+            object.flags.insert(.fault)
+            try? load(object, entity, from: bytes)
+            committed[object.key] = object.values
+            for slot in current.indices where slot < saved.count && current[slot] != saved[slot] {
+                object.values[slot] = current[slot]
+            }
+            return
+        }
+        object.willTurnIntoFault()
+        changed.removeValue(forKey: object.key)
+        committed.removeValue(forKey: object.key)
+        object.values = []
+        object.toMany = nil
+        object.rejectedValues = nil
+        object.flags = [.fault]
+    }
+
+    /// Refreshes every registered object (``refresh(_:mergeChanges:)`` with `mergeChanges: true`
+    /// for changed ones, faulting the others).
+    public func refreshAllObjects() {
+        for object in registeredObjects { refresh(object, mergeChanges: true) }
+    }
+}

@@ -1,0 +1,273 @@
+// ManagedObject: an object of an entity, owned by one context — Core Data's NSManagedObject.
+// Model classes subclass it (with @Model, which generates typed accessors over the slots below);
+// objects of entities without a class are plain ManagedObjects used by key (`object["title"]`).
+//
+// State, all changed only by the owning Context:
+//   values    by slot (EntityInfo); empty while the object is a fault. To-one relationships hold
+//             `.reference(key)`; to-many relationships live in `toMany`, loaded lazily.
+//   flags     fault / inserted / updated / deleted / invalidated.
+// The object holds its context weakly and the context holds unchanged objects weakly, so objects
+// the app no longer references are released; relationships hold keys, never objects, so two
+// related objects form no retain cycle.
+
+import Foundation
+import Observation
+
+/// The life-cycle flags of a managed object.
+struct ObjectFlags: OptionSet, Sendable {
+    let rawValue: UInt8
+    static let fault = ObjectFlags(rawValue: 1)
+    static let inserted = ObjectFlags(rawValue: 2)
+    static let updated = ObjectFlags(rawValue: 4)
+    static let deleted = ObjectFlags(rawValue: 8)
+    /// The object's row is gone (deleted elsewhere, or its insert rolled back): reads return the
+    /// last known values; saving or refreshing it is an error.
+    static let invalidated = ObjectFlags(rawValue: 16)
+    /// Its record must be written at save (an attribute or to-one relationship changed).
+    static let recordChanged = ObjectFlags(rawValue: 32)
+}
+
+/// Passed to ``ManagedObject/init(_$fault:)`` when a context makes an object for a stored row.
+/// Not for use outside DocStore and the code `@Model` generates.
+public struct _$FaultToken {
+    let entity: EntityInfo
+    let key: UInt64
+    let context: Context
+}
+
+/// An object of an entity, living in a ``Context``.
+///
+/// Use a subclass declared with `@Model` for typed properties, or a plain `ManagedObject` by key:
+///
+/// ```swift
+/// let note = try context.insertObject(forEntityName: "Note")
+/// note["title"] = "Groceries"
+/// print(note["title"] as? String ?? "")
+/// try context.save()
+/// ```
+///
+/// Reading a deleted or invalidated object never traps: it returns the last values it had
+/// (`isDeleted` and ``isInvalidated`` tell), and ``value(forKey:)`` throws a typed error only for
+/// a property the entity does not have.
+///
+/// ## Topics
+/// - ``objectID``
+/// - ``value(forKey:)``
+/// - ``setValue(_:forKey:)``
+/// - ``isFault``
+/// - ``changedValues()``
+/// - ``committedValues(forKeys:)``
+open class ManagedObject: Hashable, CustomStringConvertible, Observable {
+    final var entityInfo: EntityInfo?
+    final var key: UInt64 = 0
+    final weak var context: Context?
+    final var flags: ObjectFlags = []
+    final var values: [StoredValue] = []
+    final var toMany: [Int: ToManyState]? = nil
+    final var rowVersion: UInt64 = 0
+    /// Values set by key that did not fit their attribute: reported by the next save.
+    final var rejectedValues: [String: String]? = nil
+    /// Relationships set before the object was inserted: resolved by `Context.insert`.
+    final var unattachedLinks: [String: [ManagedObject]]? = nil
+    final var registrar: ObservationRegistrar? = nil
+
+    /// An object not yet in any context; `Context.insert(_:)` adds it.
+    public init() {}
+
+    /// An object for a stored row, made by its context as a fault.
+    public required init(_$fault token: _$FaultToken) {
+        entityInfo = token.entity
+        key = token.key
+        context = token.context
+        flags = .fault
+    }
+
+    deinit {
+        if key != 0, let context { context.forget(key) }
+    }
+
+    // MARK: - Identity
+
+    /// The object's permanent ID: valid from the moment it is inserted.
+    ///
+    /// An object not yet inserted has no ID; this returns nil for it.
+    public final var objectID: ObjectID? {
+        guard key != 0, let entityInfo, let store = context?.store else { return nil }
+        return ObjectID(store: store.identifier, entity: entityInfo.name, key: key)
+    }
+
+    /// The entity's name (nil for a subclass instance not yet inserted).
+    public final var entityName: String? { entityInfo?.name }
+
+    /// The context the object belongs to; nil before insert or after its context is gone.
+    public final var managedObjectContext: Context? { context }
+
+    public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+
+    // MARK: - State
+
+    /// Whether the object's values are not loaded yet; reading any property loads them.
+    public final var isFault: Bool { flags.contains(.fault) }
+    /// Inserted into its context and not saved yet.
+    public final var isInserted: Bool { flags.contains(.inserted) }
+    /// Changed since the last save.
+    public final var isUpdated: Bool { flags.contains(.updated) }
+    /// Deleted in its context (and not saved yet), or deleted and saved.
+    public final var isDeleted: Bool { flags.contains(.deleted) }
+    /// The object's row is gone: it was deleted by a save elsewhere, or its insert was rolled
+    /// back. Reads return the last known values.
+    public final var isInvalidated: Bool { flags.contains(.invalidated) }
+    /// Whether the object has unsaved changes.
+    public final var hasChanges: Bool { !flags.intersection([.inserted, .updated, .deleted]).isEmpty }
+
+    // MARK: - Access by key
+
+    /// The value of the property `key`, as `NSManagedObject.value(forKey:)` gives it: an
+    /// attribute's Swift value (nil when it has none), a to-one's object, a to-many's
+    /// `Set<ManagedObject>` (ordered: `[ManagedObject]`).
+    ///
+    /// - Throws: ``DocStoreError/Code/unknownProperty``; ``DocStoreError/Code/storage`` if
+    ///   loading the object's values failed.
+    public final func value(forKey key: String) throws(DocStoreError) -> Any? {
+        guard let info = try propertyInfo(key) else { return pendingValue(key) }
+        guard let context else {
+            // Deleted and saved, or its context is gone: the last known attribute values.
+            guard info.attribute != nil, info.slot < values.count else { return nil }
+            return values[info.slot].anyValue
+        }
+        return try context.value(of: self, property: info)
+    }
+
+    /// Sets the property `key`: an attribute from a Swift value of its type (or nil), a to-one
+    /// from an object or nil, a to-many from a `Set` or an array of objects. Inverse
+    /// relationships are updated at once.
+    ///
+    /// - Throws: ``DocStoreError/Code/unknownProperty``, ``DocStoreError/Code/typeMismatch``
+    ///   (nothing is changed), ``DocStoreError/Code/wrongContext`` for an object of another
+    ///   context, ``DocStoreError/Code/objectDeleted``.
+    public final func setValue(_ value: Any?, forKey key: String) throws(DocStoreError) {
+        guard let info = try propertyInfo(key) else {
+            throw DocStoreError(.wrongContext, "insert the object into a context before setting values by key", property: key)
+        }
+        guard let context else {
+            throw DocStoreError(.wrongContext, "the object's context is gone", entity: entityInfo?.name, property: key)
+        }
+        try context.setValue(value, of: self, property: info)
+    }
+
+    /// The value of a property by key; setting a value that does not fit records the problem,
+    /// and the next save reports it (use ``setValue(_:forKey:)`` to be told at once).
+    public final subscript(key: String) -> Any? {
+        get { (try? value(forKey: key)) ?? nil }
+        set {
+            do { try setValue(newValue, forKey: key) } catch {
+                var rejected = rejectedValues ?? [:]
+                rejected[key] = error.message
+                rejectedValues = rejected
+            }
+        }
+    }
+
+    private func propertyInfo(_ key: String) throws(DocStoreError) -> PropertyInfo? {
+        guard let entityInfo else { return nil }
+        guard let info = entityInfo.property(named: key) else {
+            throw DocStoreError(.unknownProperty, "\(entityInfo.name) has no property \"\(key)\"", entity: entityInfo.name, property: key)
+        }
+        return info
+    }
+
+    private func pendingValue(_ key: String) -> Any? { nil }
+
+    /// The changed attributes and relationships since the last save, by name, with their new
+    /// values (as ``value(forKey:)`` gives them).
+    public final func changedValues() -> [String: Any] {
+        context?.changedValues(of: self) ?? [:]
+    }
+
+    /// The values as last saved (or fetched), for the given keys or all attributes and to-one
+    /// relationships.
+    public final func committedValues(forKeys keys: [String]? = nil) -> [String: Any] {
+        context?.committedValues(of: self, keys: keys) ?? [:]
+    }
+
+    // MARK: - Lifecycle hooks (override; call super is not needed)
+
+    /// Called once, when the object is inserted into a context.
+    open func awakeFromInsert() {}
+    /// Called when a fault's values are loaded from the store.
+    open func awakeFromFetch() {}
+    /// Called at the start of a save, for each inserted, updated or deleted object. Changes made
+    /// here are saved too.
+    open func willSave() {}
+    /// Called after a save that included this object succeeded.
+    open func didSave() {}
+    /// Called when the object is deleted, before its delete rules are applied.
+    open func prepareForDeletion() {}
+    /// Called before the object turns back into a fault (refresh, reset).
+    open func willTurnIntoFault() {}
+
+    // MARK: - Validation hooks (override and throw to refuse a save)
+
+    /// Checks an inserted object at save; throw a ``DocStoreError`` (or any error) to refuse it.
+    open func validateForInsert() throws {}
+    /// Checks an updated object at save.
+    open func validateForUpdate() throws {}
+    /// Checks a deleted object at save.
+    open func validateForDelete() throws {}
+
+    // MARK: - Declaration metadata (generated by @Model)
+
+    /// The entity this class declares, with its attributes and relationships.
+    open class var _$entityDescription: EntityDescription? { nil }
+    /// The class's own properties in declaration order (its slot order).
+    open class var _$declaredPropertyNames: [String]? { nil }
+
+    // MARK: - Description
+
+    open var description: String {
+        let name = entityInfo?.name ?? String(describing: type(of: self))
+        guard key != 0 else { return "<\(name) (not inserted)>" }
+        var state = ""
+        if isFault { state += " fault" }
+        if isInserted { state += " inserted" }
+        if isUpdated { state += " updated" }
+        if isDeleted { state += " deleted" }
+        if isInvalidated { state += " invalidated" }
+        return "<\(name)/\(key & PrimaryKey.sequenceMask)\(state)>"
+    }
+}
+
+/// The in-memory state of one to-many relationship of one object: the links added and removed
+/// since the last save (kept even while the relationship is not loaded, so the inverse of a
+/// fault is updated without loading it), and the loaded members when someone read them.
+final class ToManyState {
+    /// The members in order (ordered relationships) or in no particular order; nil until loaded.
+    var members: [UInt64]?
+    var memberSet: Set<UInt64> = []
+    var added: Set<UInt64> = []
+    var removed: Set<UInt64> = []
+    /// Ordered relationships: the order changed, so all links are rewritten at save.
+    var orderChanged = false
+
+    var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || orderChanged }
+
+    func add(_ key: UInt64) {
+        if removed.remove(key) == nil { added.insert(key) }
+        if members != nil, memberSet.insert(key).inserted { members?.append(key) }
+    }
+
+    func remove(_ key: UInt64) {
+        if added.remove(key) == nil { removed.insert(key) }
+        if members != nil, memberSet.remove(key) != nil { members?.removeAll { $0 == key } }
+    }
+
+    /// Sets the loaded members from the store, then applies the pending changes.
+    func load(stored: [UInt64]) {
+        var list = stored.filter { !removed.contains($0) }
+        var set = Set(list)
+        for key in added where set.insert(key).inserted { list.append(key) }
+        members = list
+        memberSet = set
+    }
+}

@@ -1,0 +1,83 @@
+// Catalog: what a store file says about itself — the schema it was written with and the IDs
+// DocStore gave every entity and property, plus each entity's key sequence. Implements
+// Format/schema.md. It lives in the tree `docstore.catalog`: key "catalog" → the JSON below
+// (keys sorted, so the same schema always encodes to the same bytes); key "seq." + entity ID
+// (4 bytes big-endian) → the highest sequence number handed out (8 bytes little-endian).
+//
+// Invariants: an ID, once given, is never given to another entity or property (renames keep it,
+// removals retire it), so records, relationship and index trees keyed by ID stay valid across
+// schema versions.
+
+import Foundation
+internal import DocStoreEngine
+
+/// The stored description of a store's schema and IDs (Format/schema.md).
+struct Catalog: Codable, Equatable {
+    /// The catalog format (this is 1).
+    var format: Int = 1
+    /// Bumped by each migration; records name the version that wrote them.
+    var schemaVersion: UInt32 = 1
+    var schema: Schema
+    /// Entity name → entity ID (1…65535; it is the top 16 bits of the entity's primary keys).
+    var entityIDs: [String: UInt32]
+    /// "Entity.property" → field ID, unique across the store.
+    var fieldIDs: [String: UInt32]
+    var nextEntityID: UInt32
+    var nextFieldID: UInt32
+
+    static let tree = "docstore.catalog"
+    static let catalogKey: [UInt8] = Array("catalog".utf8)
+
+    static func sequenceKey(_ entityID: UInt32) -> [UInt8] {
+        Array("seq.".utf8) + withUnsafeBytes(of: entityID.bigEndian) { Array($0) }
+    }
+
+    /// A first catalog for `schema`: IDs handed out in declaration order.
+    init(new schema: Schema) {
+        self.schema = schema
+        entityIDs = [:]
+        fieldIDs = [:]
+        nextEntityID = 1
+        nextFieldID = 1
+        for entity in schema.entities {
+            entityIDs[entity.name] = nextEntityID
+            nextEntityID += 1
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name) {
+                fieldIDs["\(entity.name).\(name)"] = nextFieldID
+                nextFieldID += 1
+            }
+        }
+    }
+
+    func encoded() throws(DocStoreError) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        do { return Array(try encoder.encode(self)) } catch {
+            throw DocStoreError(.invalidSchema, "the schema could not be encoded: \(error)")
+        }
+    }
+
+    static func decode(_ bytes: [UInt8]) throws(DocStoreError) -> Catalog {
+        let catalog: Catalog
+        do { catalog = try JSONDecoder().decode(Catalog.self, from: Data(bytes)) } catch {
+            throw DocStoreError(.corrupt, "the catalog (tree \(tree), key \"catalog\") cannot be read: \(error)")
+        }
+        guard catalog.format == 1 else {
+            throw DocStoreError(.corrupt, "the catalog has format \(catalog.format); this DocStore reads format 1")
+        }
+        // Every entity and property must have an ID in range, or keys would be ambiguous.
+        for entity in catalog.schema.entities {
+            guard let id = catalog.entityIDs[entity.name], id >= 1, id <= PrimaryKey.maxEntityID else {
+                throw DocStoreError(.corrupt, "the catalog gives entity \(entity.name) no valid ID", entity: entity.name)
+            }
+            for name in entity.attributes.map(\.name) + entity.relationships.map(\.name)
+            where catalog.fieldIDs["\(entity.name).\(name)"] == nil {
+                throw DocStoreError(.corrupt, "the catalog gives \(entity.name).\(name) no field ID", entity: entity.name, property: name)
+            }
+        }
+        return catalog
+    }
+
+    func entityID(_ name: String) -> UInt32 { entityIDs[name] ?? 0 }
+    func fieldID(_ entity: String, _ property: String) -> UInt32 { fieldIDs["\(entity).\(property)"] ?? 0 }
+}

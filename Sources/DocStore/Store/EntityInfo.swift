@@ -1,0 +1,168 @@
+// EntityInfo: an entity as an open store works with it — its IDs from the catalog, its trees,
+// the class its objects are made of, and its properties by slot. A slot is a property's index
+// in an object's value array: inherited properties come first (root ancestor first), so a slot
+// means the same property in an entity and all its sub-entities, and code generated for a class
+// can use fixed slots.
+//
+// Built once at open from the schema and the catalog; immutable after (so Sendable).
+
+import Foundation
+
+/// What kind of property a slot holds.
+enum PropertyKind: Sendable {
+    case attribute(AttributeDescription)
+    case toOne(RelationshipDescription)
+    case toMany(RelationshipDescription)
+}
+
+/// One property of an entity as the store uses it.
+struct PropertyInfo: Sendable {
+    let name: String
+    let slot: Int
+    let fieldID: UInt32
+    let kind: PropertyKind
+    /// Relationships: the destination entity's index in `StoreModel.entities`.
+    let destination: Int
+    /// Relationships: the inverse's slot in the destination entity (and its sub-entities).
+    let inverseSlot: Int
+    /// To-many relationships: the tree of (source key, target key) links.
+    let linkTree: String
+    /// Indexed or unique attributes: the index tree.
+    let indexTree: String?
+
+    var attribute: AttributeDescription? { if case .attribute(let a) = kind { a } else { nil } }
+    var relationship: RelationshipDescription? {
+        switch kind {
+        case .attribute: nil
+        case .toOne(let r), .toMany(let r): r
+        }
+    }
+    var isToMany: Bool { if case .toMany = kind { true } else { false } }
+    var isToOne: Bool { if case .toOne = kind { true } else { false } }
+    /// Stored in the record: attributes and to-one relationships.
+    var isStoredInRecord: Bool { !isToMany }
+}
+
+/// An entity of an open store.
+final class EntityInfo: Sendable {
+    let name: String
+    let id: UInt32
+    let index: Int
+    let description: EntityDescription
+    /// The tree holding the records of this entity's whole hierarchy (its root's ID).
+    let recordsTree: String
+    /// The class objects of this entity are made of (`ManagedObject` itself when none).
+    let objectClass: ManagedObject.Type
+    /// Properties by slot.
+    let properties: [PropertyInfo]
+    let slotByName: [String: Int]
+    let slotByFieldID: [UInt32: Int]
+    /// Record-stored slots in ascending field-ID order (the order a record is written in).
+    let recordSlots: [Int]
+    /// This entity's ID and those of every entity that inherits from it.
+    let kindIDs: Set<UInt32>
+
+    init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
+         objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>) {
+        self.name = name
+        self.id = id
+        self.index = index
+        self.description = description
+        self.recordsTree = recordsTree
+        self.objectClass = objectClass
+        self.properties = properties
+        self.kindIDs = kindIDs
+        var byName: [String: Int] = [:]
+        var byField: [UInt32: Int] = [:]
+        for p in properties {
+            byName[p.name] = p.slot
+            byField[p.fieldID] = p.slot
+        }
+        slotByName = byName
+        slotByFieldID = byField
+        recordSlots = properties.filter(\.isStoredInRecord).sorted { $0.fieldID < $1.fieldID }.map(\.slot)
+    }
+
+    func property(named name: String) -> PropertyInfo? {
+        slotByName[name].map { properties[$0] }
+    }
+}
+
+/// Every entity of an open store, resolved against its catalog.
+struct StoreModel: Sendable {
+    let entities: [EntityInfo]
+    let byName: [String: Int]
+    let byID: [UInt32: Int]
+
+    func entity(named name: String) -> EntityInfo? { byName[name].map { entities[$0] } }
+
+    /// Every tree the object layer uses: records, links and indexes.
+    var treeNames: [String] {
+        var names: [String] = []
+        var seen = Set<String>()
+        for e in entities {
+            for t in [e.recordsTree] + e.properties.flatMap({ [$0.linkTree, $0.indexTree ?? ""] }) where !t.isEmpty {
+                if seen.insert(t).inserted { names.append(t) }
+            }
+        }
+        return names
+    }
+    func entity(id: UInt32) -> EntityInfo? { byID[id].map { entities[$0] } }
+    /// The entity a primary key belongs to.
+    func entity(ofKey key: UInt64) -> EntityInfo? { entity(id: PrimaryKey.entity(of: key)) }
+
+    init(catalog: Catalog, classes: [String: ManagedObject.Type]) {
+        let schema = catalog.schema
+        var indexByName: [String: Int] = [:]
+        for (i, e) in schema.entities.enumerated() { indexByName[e.name] = i }
+
+        // Slot order per entity: lineage root first; within a level, the class's declared order
+        // when it gives one, else attributes then relationships.
+        func levelNames(_ e: EntityDescription) -> [String] {
+            let all = e.attributes.map(\.name) + e.relationships.map(\.name)
+            guard let declared = classes[e.name]?._$declaredPropertyNames, Set(declared) == Set(all) else { return all }
+            return declared
+        }
+        var slotNames: [String: [String]] = [:]
+        for e in schema.entities {
+            slotNames[e.name] = schema.lineage(of: e.name).reversed().flatMap(levelNames)
+        }
+        func slot(of property: String, in entity: String) -> Int {
+            slotNames[entity]?.firstIndex(of: property) ?? -1
+        }
+
+        var infos: [EntityInfo] = []
+        for (i, e) in schema.entities.enumerated() {
+            let lineage = schema.lineage(of: e.name)
+            let root = lineage.last ?? e
+            var properties: [PropertyInfo] = []
+            for (s, name) in (slotNames[e.name] ?? []).enumerated() {
+                // The level that declares the property gives its field ID.
+                guard let owner = lineage.first(where: { l in l.attributes.contains { $0.name == name } || l.relationships.contains { $0.name == name } })
+                else { continue }
+                let fieldID = catalog.fieldID(owner.name, name)
+                if let a = owner.attributes.first(where: { $0.name == name }) {
+                    properties.append(PropertyInfo(
+                        name: name, slot: s, fieldID: fieldID, kind: .attribute(a), destination: -1, inverseSlot: -1,
+                        linkTree: "", indexTree: (a.isIndexed || a.isUnique) ? "index.\(fieldID)" : nil))
+                } else if let r = owner.relationships.first(where: { $0.name == name }) {
+                    properties.append(PropertyInfo(
+                        name: name, slot: s, fieldID: fieldID, kind: r.isToMany ? .toMany(r) : .toOne(r),
+                        destination: indexByName[r.destination] ?? -1,
+                        inverseSlot: r.inverse.map { slot(of: $0, in: r.destination) } ?? -1,
+                        linkTree: r.isToMany ? "links.\(fieldID)" : "", indexTree: nil))
+                }
+            }
+            let kinds = Set(schema.entities.filter { schema.entity($0.name, isKindOf: e.name) }.map { catalog.entityID($0.name) })
+            infos.append(EntityInfo(
+                name: e.name, id: catalog.entityID(e.name), index: i, description: e,
+                recordsTree: "records.\(catalog.entityID(root.name))",
+                objectClass: classes[e.name] ?? ManagedObject.self, properties: properties, kindIDs: kinds))
+        }
+        entities = infos
+        byName = indexByName
+        var ids: [UInt32: Int] = [:]
+        for (i, info) in infos.enumerated() { ids[info.id] = i }
+        byID = ids
+    }
+}

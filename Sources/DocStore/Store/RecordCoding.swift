@@ -1,0 +1,234 @@
+// RecordCoding: an object's record — the value stored under its primary key in its entity's
+// records tree. Implements Format/record.md:
+//
+//   record := format u8 (= 1) | entityID varint | schemaVersion varint | rowVersion varint | field*
+//   field  := fieldID varint | tag u8 | payload
+//
+// Fields are written in ascending field-ID order; a null value is not written at all, so a field
+// the record lacks reads as null (or its default), and adding an attribute rewrites nothing.
+// Decoding never traps: a truncated or malformed record throws `.corrupt` naming the key and
+// byte offset.
+
+import Foundation
+
+/// The type tags of Format/record.md § Type tags.
+enum RecordTag: UInt8 {
+    case boolFalse = 1, boolTrue = 2, int = 3, double = 4, float = 5, decimal = 6, string = 7
+    case date = 8, uuid = 9, url = 10, data = 11, document = 12, reference = 13
+}
+
+/// A decoded record: its header and its fields by field ID.
+struct DecodedRecord {
+    var entityID: UInt32
+    var schemaVersion: UInt32
+    var rowVersion: UInt64
+    var fields: [(fieldID: UInt32, value: StoredValue)]
+}
+
+enum RecordCoding {
+    static let formatVersion: UInt8 = 1
+
+    /// Encodes a record. `fields` must be in ascending field-ID order; nulls are skipped.
+    static func encode(entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64,
+                       fields: [(fieldID: UInt32, value: StoredValue)]) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(64)
+        out.append(formatVersion)
+        appendVarint(UInt64(entityID), to: &out)
+        appendVarint(UInt64(schemaVersion), to: &out)
+        appendVarint(rowVersion, to: &out)
+        for (id, value) in fields {
+            if case .null = value { continue }
+            appendVarint(UInt64(id), to: &out)
+            appendValue(value, to: &out)
+        }
+        return out
+    }
+
+    static func appendValue(_ value: StoredValue, to out: inout [UInt8]) {
+        switch value {
+        case .null: break
+        case .bool(let v): out.append(v ? RecordTag.boolTrue.rawValue : RecordTag.boolFalse.rawValue)
+        case .int(let v):
+            out.append(RecordTag.int.rawValue)
+            appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)), to: &out)
+        case .double(let v):
+            out.append(RecordTag.double.rawValue)
+            appendFixed(v.bitPattern, to: &out)
+        case .float(let v):
+            out.append(RecordTag.float.rawValue)
+            appendFixed(v.bitPattern, to: &out)
+        case .decimal(let v):
+            out.append(RecordTag.decimal.rawValue)
+            appendBytes(Array(v.description.utf8), to: &out)
+        case .string(let v):
+            out.append(RecordTag.string.rawValue)
+            appendBytes(Array(v.utf8), to: &out)
+        case .date(let v):
+            out.append(RecordTag.date.rawValue)
+            appendFixed(v.timeIntervalSinceReferenceDate.bitPattern, to: &out)
+        case .uuid(let v):
+            out.append(RecordTag.uuid.rawValue)
+            withUnsafeBytes(of: v.uuid) { out.append(contentsOf: $0) }
+        case .url(let v):
+            out.append(RecordTag.url.rawValue)
+            appendBytes(Array(v.absoluteString.utf8), to: &out)
+        case .data(let v):
+            out.append(RecordTag.data.rawValue)
+            appendBytes(Array(v), to: &out)
+        case .document(let v):
+            out.append(RecordTag.document.rawValue)
+            appendBytes(Array(v), to: &out)
+        case .reference(let v):
+            out.append(RecordTag.reference.rawValue)
+            appendVarint(v, to: &out)
+        }
+    }
+
+    /// Decodes a record; `key` names it in errors.
+    static func decode(_ bytes: [UInt8], key: UInt64) throws(DocStoreError) -> DecodedRecord {
+        var reader = RecordReader(bytes: bytes, key: key)
+        let version = try reader.byte()
+        guard version == formatVersion else {
+            throw reader.corrupt("record format \(version) is not 1", at: 0)
+        }
+        let entity = try reader.varint()
+        let schemaVersion = try reader.varint()
+        let rowVersion = try reader.varint()
+        guard entity <= UInt64(UInt32.max), schemaVersion <= UInt64(UInt32.max) else {
+            throw reader.corrupt("entity or schema version out of range", at: 1)
+        }
+        var fields: [(fieldID: UInt32, value: StoredValue)] = []
+        var previous: UInt64? = nil
+        while !reader.atEnd {
+            let at = reader.offset
+            let id = try reader.varint()
+            guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
+                throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
+            }
+            previous = id
+            fields.append((UInt32(id), try reader.value()))
+        }
+        return DecodedRecord(entityID: UInt32(entity), schemaVersion: UInt32(schemaVersion), rowVersion: rowVersion, fields: fields)
+    }
+
+    /// Reads only the entity ID of a record (to learn an object's concrete entity cheaply).
+    static func entityID(of bytes: [UInt8], key: UInt64) throws(DocStoreError) -> UInt32 {
+        var reader = RecordReader(bytes: bytes, key: key)
+        _ = try reader.byte()
+        let entity = try reader.varint()
+        guard entity <= UInt64(UInt32.max) else { throw reader.corrupt("entity ID out of range", at: 1) }
+        return UInt32(entity)
+    }
+
+    // MARK: - Primitive writers
+
+    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
+        var v = value
+        while v >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
+            v >>= 7
+        }
+        out.append(UInt8(v))
+    }
+
+    static func appendFixed<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
+        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
+    }
+
+    static func appendBytes(_ bytes: [UInt8], to out: inout [UInt8]) {
+        appendVarint(UInt64(bytes.count), to: &out)
+        out.append(contentsOf: bytes)
+    }
+}
+
+/// Reads a record's bytes; every read checks bounds and throws `.corrupt` past the end.
+struct RecordReader {
+    let bytes: [UInt8]
+    let key: UInt64
+    var offset = 0
+
+    var atEnd: Bool { offset >= bytes.count }
+
+    func corrupt(_ what: String, at offset: Int) -> DocStoreError {
+        DocStoreError(.corrupt, "record \(key) is damaged at byte \(offset): \(what)")
+    }
+
+    mutating func byte() throws(DocStoreError) -> UInt8 {
+        guard offset < bytes.count else { throw corrupt("ends early", at: offset) }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    mutating func varint() throws(DocStoreError) -> UInt64 {
+        let start = offset
+        var result: UInt64 = 0
+        var shift: UInt64 = 0
+        while true {
+            let b = try byte()
+            guard shift < 64, shift < 63 || b <= 1 else { throw corrupt("varint too long", at: start) }
+            result |= UInt64(b & 0x7F) << shift
+            if b < 0x80 { return result }
+            shift += 7
+        }
+    }
+
+    /// A little-endian fixed-width integer.
+    mutating func fixed<T: FixedWidthInteger & UnsignedInteger>(_: T.Type) throws(DocStoreError) -> T {
+        let size = MemoryLayout<T>.size
+        guard bytes.count - offset >= size else { throw corrupt("ends inside a \(size * 8)-bit value", at: offset) }
+        var v: T = 0
+        for i in 0..<size { v |= T(bytes[offset + i]) << (8 * i) }
+        offset += size
+        return v
+    }
+
+    mutating func lengthPrefixed() throws(DocStoreError) -> ArraySlice<UInt8> {
+        let at = offset
+        let n = try varint()
+        guard n <= UInt64(bytes.count - offset) else { throw corrupt("length \(n) runs past the end", at: at) }
+        defer { offset += Int(n) }
+        return bytes[offset..<(offset + Int(n))]
+    }
+
+    mutating func string() throws(DocStoreError) -> String {
+        let at = offset
+        let slice = try lengthPrefixed()
+        guard let s = String(validating: slice, as: UTF8.self) else { throw corrupt("invalid UTF-8", at: at) }
+        return s
+    }
+
+    mutating func value() throws(DocStoreError) -> StoredValue {
+        let at = offset
+        let raw = try byte()
+        guard let tag = RecordTag(rawValue: raw) else { throw corrupt("unknown type tag \(raw)", at: at) }
+        switch tag {
+        case .boolFalse: return .bool(false)
+        case .boolTrue: return .bool(true)
+        case .int:
+            let z = try varint()
+            return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+        case .double: return .double(Double(bitPattern: try fixed(UInt64.self)))
+        case .float: return .float(Float(bitPattern: try fixed(UInt32.self)))
+        case .decimal:
+            let s = try string()
+            guard let d = Decimal(string: s, locale: Locale(identifier: "en_US_POSIX")) else { throw corrupt("invalid decimal \"\(s)\"", at: at) }
+            return .decimal(d)
+        case .string: return .string(try string())
+        case .date: return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed(UInt64.self))))
+        case .uuid:
+            guard bytes.count - offset >= 16 else { throw corrupt("ends inside a UUID", at: offset) }
+            var u = UUID.placeholder.uuid
+            withUnsafeMutableBytes(of: &u) { $0.copyBytes(from: bytes[offset..<(offset + 16)]) }
+            offset += 16
+            return .uuid(UUID(uuid: u))
+        case .url:
+            let s = try string()
+            guard let url = URL(string: s) else { throw corrupt("invalid URL \"\(s)\"", at: at) }
+            return .url(url)
+        case .data: return .data(Data(try lengthPrefixed()))
+        case .document: return .document(Data(try lengthPrefixed()))
+        case .reference: return .reference(try varint())
+        }
+    }
+}

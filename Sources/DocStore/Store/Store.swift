@@ -1,0 +1,193 @@
+// Store: an open DocStore file with its schema — Core Data's persistent store coordinator. It
+// owns the engine, the catalog (Format/schema.md) and the key sequences, and is shared by every
+// context; it is Sendable (its mutable state is behind a lock).
+//
+// Opening: the schema is checked (Schema.validate), then compared with the catalog. A new store
+// gets a catalog and its trees in one transaction; a store whose catalog holds the same schema
+// opens without writing anything; a different schema is refused with `.schemaMismatch` naming
+// each difference (migrations are a later feature), and the file is left as it was.
+
+import Foundation
+import Synchronization
+public import DocStoreEngine
+
+/// An open store: a DocStore file (or memory) and the schema its objects follow.
+///
+/// ```swift
+/// let store = try Store(url: URL(fileURLWithPath: "Notes.docstore"), schema: schema)
+/// let context = Context(store: store)
+/// ```
+///
+/// ## Topics
+/// - ``init(url:schema:)``
+/// - ``inMemory(schema:)``
+/// - ``identifier``
+/// - ``schema``
+public final class Store: Sendable {
+    /// The store's identity (fixed when the file was created); object IDs and URIs carry it.
+    public let identifier: UUID
+    /// The schema the store was opened with.
+    public let schema: Schema
+    /// Where the store lives; nil in memory.
+    public let url: URL?
+    let engine: Engine
+    let catalog: Catalog
+    let model: StoreModel
+    /// The next sequence number per entity ID.
+    private let sequences: Mutex<[UInt32: UInt64]>
+
+    /// Opens (or creates) the store at `url` for `schema`.
+    ///
+    /// - Throws: ``DocStoreError/Code/invalidSchema``; ``DocStoreError/Code/schemaMismatch``
+    ///   when the file holds a different schema (its ``DocStoreError/problems`` name each
+    ///   difference); ``DocStoreError/Code/storage`` for engine errors (locked, corrupt, I/O);
+    ///   ``DocStoreError/Code/corrupt`` for a damaged catalog.
+    public convenience init(url: URL, schema: Schema, durability: Durability = .full) throws(DocStoreError) {
+        var options = EngineOptions()
+        options.durability = durability
+        try self.init(path: url.path, url: url, schema: schema, classes: [:], options: options)
+    }
+
+    /// A store in memory, for tests and previews: nothing touches the disk.
+    public static func inMemory(schema: Schema) throws(DocStoreError) -> Store {
+        var options = EngineOptions()
+        options.fileSystem = MemoryFileSystem()
+        options.durability = .off
+        return try Store(path: "/memory.docstore", url: nil, schema: schema, classes: [:], options: options)
+    }
+
+    init(path: String, url: URL?, schema: Schema, classes: [String: ManagedObject.Type], options: EngineOptions) throws(DocStoreError) {
+        try schema.validate()
+        let engine: Engine
+        do { engine = try Engine.open(at: path, options: options) } catch {
+            throw DocStoreError(.storage, "the store at \(path) could not be opened: \(error.message)", underlying: error)
+        }
+        do {
+            let catalog = try Store.loadCatalog(engine: engine, schema: schema, classes: classes)
+            self.catalog = catalog
+            self.model = StoreModel(catalog: catalog, classes: classes)
+            self.sequences = Mutex(try Store.loadSequences(engine: engine, catalog: catalog))
+        } catch {
+            try? engine.close()
+            throw error
+        }
+        self.engine = engine
+        self.identifier = engine.storeID
+        self.schema = schema
+        self.url = url
+    }
+
+    /// Closes the store: checkpoints and releases the file. Contexts must not be used after.
+    public func close() throws(DocStoreError) {
+        do { try engine.close() } catch {
+            throw DocStoreError(.storage, "closing the store failed: \(error.message)", underlying: error)
+        }
+    }
+
+    /// Runs the engine's full integrity check; returns its problems (empty when sound).
+    public func verify() throws(DocStoreError) -> [String] {
+        do { return try engine.verify().problems.map { "\($0)" } } catch {
+            throw DocStoreError(.storage, "verify failed: \(error.message)", underlying: error)
+        }
+    }
+
+    // MARK: - Catalog
+
+    private static func loadCatalog(engine: Engine, schema: Schema, classes: [String: ManagedObject.Type]) throws(DocStoreError) -> Catalog {
+        let stored: [UInt8]?
+        do {
+            stored = try engine.read { txn -> [UInt8]? in
+                guard try txn.treeExists(Catalog.tree) else { return nil }
+                return try txn.get(Catalog.catalogKey, in: Catalog.tree)
+            }
+        } catch let error as EngineError {
+            throw DocStoreError(.storage, "reading the catalog failed: \(error.message)", underlying: error)
+        } catch {
+            throw DocStoreError(.storage, "reading the catalog failed: \(error)")
+        }
+        if let stored {
+            let catalog = try Catalog.decode(stored)
+            let differences = schema.differences(from: catalog.schema)
+            guard differences.isEmpty else {
+                throw DocStoreError(
+                    .schemaMismatch,
+                    "the store holds another schema (\(differences.count) difference\(differences.count == 1 ? "" : "s")); migrate it or open it with the schema it has",
+                    problems: differences.map { DocStoreError.Problem(entity: $0.entity, property: $0.property, $0.change) })
+            }
+            // Same model, perhaps declared in another order: keep the stored IDs.
+            var same = catalog
+            same.schema = schema
+            return same
+        }
+        let catalog = Catalog(new: schema)
+        let bytes = try catalog.encoded()
+        let model = StoreModel(catalog: catalog, classes: classes)
+        try write(engine) { txn in
+            try txn.createTree(named: Catalog.tree)
+            try txn.put(bytes, for: Catalog.catalogKey, in: Catalog.tree)
+            for tree in model.treeNames { try txn.createTreeIfMissing(tree) }
+        }
+        return catalog
+    }
+
+    private static func loadSequences(engine: Engine, catalog: Catalog) throws(DocStoreError) -> [UInt32: UInt64] {
+        var next: [UInt32: UInt64] = [:]
+        do {
+            try engine.read { txn in
+                for id in catalog.entityIDs.values {
+                    var highest: UInt64 = 0
+                    if let v = try txn.get(Catalog.sequenceKey(id), in: Catalog.tree), v.count == 8 {
+                        for i in 0..<8 { highest |= UInt64(v[i]) << (8 * UInt64(i)) }
+                    }
+                    next[id] = highest + 1
+                }
+            }
+        } catch let error as EngineError {
+            throw DocStoreError(.storage, "reading key sequences failed: \(error.message)", underlying: error)
+        } catch {
+            throw DocStoreError(.storage, "reading key sequences failed: \(error)")
+        }
+        return next
+    }
+
+    // MARK: - Keys
+
+    /// Hands out the next primary key of `entity`. Keys are never reused: one handed out and
+    /// never saved leaves a gap.
+    func nextKey(for entity: EntityInfo) -> UInt64 {
+        let sequence = sequences.withLock { s -> UInt64 in
+            let n = s[entity.id, default: 1]
+            s[entity.id] = n + 1
+            return n
+        }
+        return PrimaryKey.make(entity: entity.id, sequence: sequence)
+    }
+
+    /// The highest sequence number handed out for the entity so far (saved with each commit).
+    func highestSequence(of entityID: UInt32) -> UInt64 {
+        sequences.withLock { ($0[entityID] ?? 1) - 1 }
+    }
+
+    // MARK: - Engine access
+
+    static func write<R>(_ engine: Engine, _ body: (WriteTransaction) throws -> R) throws(DocStoreError) -> R {
+        do { return try engine.write(body) } catch { throw storageError(error) }
+    }
+
+    func write<R>(_ body: (WriteTransaction) throws -> R) throws(DocStoreError) -> R {
+        try Store.write(engine, body)
+    }
+
+    func read<R>(_ body: (ReadTransaction) throws -> R) throws(DocStoreError) -> R {
+        do { return try engine.read(body) } catch { throw Store.storageError(error) }
+    }
+
+    /// A DocStoreError for what a transaction body or the engine threw.
+    static func storageError(_ error: any Error) -> DocStoreError {
+        switch error {
+        case let error as DocStoreError: error
+        case let error as EngineError: DocStoreError(.storage, error.message, underlying: error)
+        default: DocStoreError(.storage, "\(error)")
+        }
+    }
+}

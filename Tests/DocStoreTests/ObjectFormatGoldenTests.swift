@@ -1,0 +1,130 @@
+// Pins the object layer's on-disk format (Format/record.md, Format/schema.md) to the code: each
+// hex or JSON example in those pages (the block after `<!-- golden-example: name -->`) must be
+// what DocStore writes today, and decoding it must give back the values it was made from.
+// `DOCSTORE_REGENERATE_GOLDEN=1 swift test --filter ObjectFormatGoldenTests` rewrites the blocks.
+
+import Foundation
+import Testing
+
+@testable import DocStore
+
+private let formatDirectory = URL(fileURLWithPath: #filePath)
+    .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    .appendingPathComponent("Format")
+
+@Suite struct ObjectFormatGoldenTests {
+    struct Example { var document: String; var name: String; var text: String }
+
+    static func hex(_ bytes: [UInt8]) -> String {
+        stride(from: 0, to: bytes.count, by: 16).map { start in
+            let line = bytes[start..<min(start + 16, bytes.count)]
+            let offset = String(start, radix: 16)
+            return String(repeating: "0", count: 4 - offset.count) + offset + "  "
+                + line.map { $0 < 16 ? "0" + String($0, radix: 16) : String($0, radix: 16) }.joined(separator: " ")
+        }.joined(separator: "\n")
+    }
+
+    /// A Note record: entity 2, schema version 1, row version 1, fields 5–11.
+    static let noteFields: [(fieldID: UInt32, value: StoredValue)] = [
+        (5, .string("Buy milk")),
+        (6, .null),                                       // body: nil, not written
+        (7, .date(Date(timeIntervalSinceReferenceDate: 784_111_777))),
+        (8, .bool(false)),
+        (9, .int(-3)),
+        (10, .reference(PrimaryKey.make(entity: 1, sequence: 1))),
+        (11, .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F") ?? UUID())),
+    ]
+
+    static func examples() throws -> [Example] {
+        var out: [Example] = []
+        let record = RecordCoding.encode(entityID: 2, schemaVersion: 1, rowVersion: 1, fields: noteFields)
+        out.append(Example(document: "record.md", name: "note-record", text: hex(record)))
+        var link = PrimaryKey.bytes(PrimaryKey.make(entity: 1, sequence: 1))
+        PrimaryKey.appendBytes(PrimaryKey.make(entity: 2, sequence: 7), to: &link)
+        out.append(Example(document: "record.md", name: "link-key", text: hex(link)))
+        let index = Context.indexKey(.string("Inbox"), unique: false, key: PrimaryKey.make(entity: 1, sequence: 1)) ?? []
+        out.append(Example(document: "record.md", name: "index-key", text: hex(index)))
+        let unique = Context.indexKey(.string("Inbox"), unique: true, key: PrimaryKey.make(entity: 1, sequence: 1)) ?? []
+        out.append(Example(document: "record.md", name: "unique-index-key", text: hex(unique)))
+
+        let schema = Schema(entities: [
+            EntityDescription(name: "Folder", attributes: [
+                AttributeDescription(name: "name", type: .string, isUnique: true),
+            ], relationships: [
+                RelationshipDescription(name: "notes", destination: "Note", inverse: "folder", isToMany: true, deleteRule: .cascade),
+            ]),
+            EntityDescription(name: "Note", attributes: [
+                AttributeDescription(name: "title", type: .string, maxLength: 200, defaultValue: .string("")),
+            ], relationships: [
+                RelationshipDescription(name: "folder", destination: "Folder", inverse: "notes"),
+            ]),
+        ])
+        let json = try Catalog(new: schema).encoded()
+        let pretty = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: Data(json)), options: [.prettyPrinted, .sortedKeys])
+        out.append(Example(document: "schema.md", name: "catalog-json", text: String(decoding: pretty, as: UTF8.self)))
+        return out
+    }
+
+    static func blockRange(_ name: String, in text: String) -> Range<String.Index>? {
+        guard let marker = text.range(of: "<!-- golden-example: \(name) -->"),
+              let open = text.range(of: "```text\n", range: marker.upperBound..<text.endIndex),
+              let close = text.range(of: "```", range: open.upperBound..<text.endIndex) else { return nil }
+        return open.upperBound..<close.lowerBound
+    }
+
+    @Test func specExamplesAreWhatDocStoreWrites() throws {
+        let regenerate = ProcessInfo.processInfo.environment["DOCSTORE_REGENERATE_GOLDEN"] == "1"
+        var documents: [String: String] = [:]
+        for example in try Self.examples() {
+            let url = formatDirectory.appendingPathComponent(example.document)
+            var text = try documents[example.document] ?? String(contentsOf: url, encoding: .utf8)
+            let range = try #require(Self.blockRange(example.name, in: text), "Format/\(example.document) has no example '\(example.name)'")
+            if regenerate {
+                text.replaceSubrange(range, with: example.text + "\n")
+                documents[example.document] = text
+            } else {
+                #expect(String(text[range]) == example.text + "\n", "Format/\(example.document) example '\(example.name)' is stale; DocStore now writes:\n\(example.text)")
+            }
+        }
+        for (name, text) in documents { try Data(text.utf8).write(to: formatDirectory.appendingPathComponent(name)) }
+    }
+
+    @Test func theExampleRecordDecodesToItsFields() throws {
+        let record = RecordCoding.encode(entityID: 2, schemaVersion: 1, rowVersion: 1, fields: Self.noteFields)
+        let decoded = try RecordCoding.decode(record, key: 7)
+        #expect(decoded.entityID == 2 && decoded.schemaVersion == 1 && decoded.rowVersion == 1)
+        #expect(decoded.fields.map(\.fieldID) == [5, 7, 8, 9, 10, 11])
+        #expect(decoded.fields.map(\.value) == Self.noteFields.filter { !$0.value.isNull }.map(\.value))
+    }
+
+    @Test func damagedRecordsAreTypedErrorsNamingKeyAndOffset() throws {
+        let record = RecordCoding.encode(entityID: 2, schemaVersion: 1, rowVersion: 1, fields: Self.noteFields)
+        for cut in 1..<record.count {
+            do {
+                _ = try RecordCoding.decode(Array(record[0..<cut]), key: 7)
+            } catch {
+                #expect(error.code == .corrupt)
+                #expect(error.message.hasPrefix("record 7 is damaged at byte "))
+            }
+        }
+        var badTag = record
+        badTag[5] = 0xEE      // the first field's type tag
+        let error = #expect(throws: DocStoreError.self) { try RecordCoding.decode(badTag, key: 7) }
+        #expect(error?.message == "record 7 is damaged at byte 5: unknown type tag 238")
+        var descending = RecordCoding.encode(entityID: 2, schemaVersion: 1, rowVersion: 1, fields: [(9, .int(1))])
+        descending += [5, RecordTag.boolTrue.rawValue]
+        #expect(throws: DocStoreError.self) { try RecordCoding.decode(descending, key: 7) }
+    }
+
+    @Test func everyValueKindRoundTrips() throws {
+        let values: [StoredValue] = [
+            .bool(true), .bool(false), .int(0), .int(Int64.min), .int(Int64.max), .double(-0.5), .float(3.25),
+            .decimal(Decimal(string: "12345.678901234567890123") ?? 0), .string(""), .string("héllo\u{0}"),
+            .date(Date(timeIntervalSinceReferenceDate: -1e9)), .uuid(UUID()), .url(URL(string: "https://example.com/a?b=c") ?? URL(fileURLWithPath: "/")),
+            .data(Data([0, 1, 2, 255])), .document(Data("{\"a\":1}".utf8)), .reference(UInt64.max),
+        ]
+        let fields = values.enumerated().map { (fieldID: UInt32($0.offset + 1), value: $0.element) }
+        let decoded = try RecordCoding.decode(RecordCoding.encode(entityID: 1, schemaVersion: 1, rowVersion: 9, fields: fields), key: 1)
+        #expect(decoded.fields.map(\.value) == values)
+    }
+}
