@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // DocStore: an embedded object-graph store for Swift on its own storage engine.
 // Layers (dependencies point down only): docstore (CLI) → DocStore → DocStoreEngine → CLZ4.
+import CompilerPluginSupport
 import PackageDescription
 
 let package = Package(
@@ -13,14 +14,22 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        // The @Model macro (model classes declared in code, as with SwiftData).
+        .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
     ],
     targets: [
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
         // The processor's CRC32C instruction (SSE4.2 / ARMv8 CRC), with a software fallback in the engine.
         .target(name: "CCRC32C"),
         .target(name: "DocStoreEngine", dependencies: ["CLZ4", "CCRC32C"]),
-        .target(name: "DocStore", dependencies: ["DocStoreEngine"]),
-        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine", "DocStore"]),
+        .macro(
+            name: "DocStoreMacros",
+            dependencies: [
+                .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
+                .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
+            ]),
+        .target(name: "DocStore", dependencies: ["DocStoreEngine", "DocStoreMacros"]),
+        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine"]),
         .executableTarget(
             name: "DocStoreCLI",
             dependencies: [
@@ -33,6 +42,12 @@ let package = Package(
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreEngine", "DocStoreTestSupport"]),
+        .testTarget(
+            name: "DocStoreMacrosTests",
+            dependencies: [
+                "DocStoreMacros",
+                .product(name: "SwiftSyntaxMacrosGenericTestSupport", package: "swift-syntax"),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -130,8 +130,24 @@ public final class Context {
         guard let entity = store.model.entity(named: className), !entity.description.isAbstract else {
             throw DocStoreError(.unknownProperty, "the store's schema has no concrete entity \"\(className)\"", entity: className)
         }
+        guard entity.objectClass == type(of: object) else {
+            throw DocStoreError(.typeMismatch, "entity \(entity.name) is made of \(entity.objectClass), not \(type(of: object)); open the store with the model class", entity: entity.name)
+        }
         object.context = self
         attachNew(object, entity)
+        try attachLinks(of: object)
+    }
+
+    /// Relationships set before insert: inserts their unattached targets, then links them
+    /// through the context, so both sides are kept.
+    private func attachLinks(of object: ManagedObject) throws(DocStoreError) {
+        guard let links = object.unattachedLinks, let entity = object.entityInfo else { return }
+        object.unattachedLinks = nil
+        for (slot, targets) in links.sorted(by: { $0.key < $1.key }) where slot < entity.properties.count {
+            for target in targets where target.context == nil && target.key == 0 { try insert(target) }
+            let p = entity.properties[slot]
+            if p.isToOne { try setToOne(targets.first, of: object, p) } else { try setToMany(targets, of: object, p) }
+        }
     }
 
     private func attachNew(_ object: ManagedObject, _ entity: EntityInfo) {

@@ -9,7 +9,7 @@
 import Foundation
 
 /// A Swift type DocStore can store as an attribute value.
-public protocol PersistentValue: Sendable {
+public protocol PersistentValue: Codable, Sendable {
     /// The attribute type a property of this Swift type gets.
     static var attributeType: AttributeType { get }
     /// Whether the Swift type is optional.

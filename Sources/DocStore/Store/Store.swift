@@ -48,12 +48,40 @@ public final class Store: Sendable {
         try self.init(path: url.path, url: url, schema: schema, classes: [:], options: options)
     }
 
+    /// Opens (or creates) the store at `url` for these @Model classes.
+    ///
+    /// ```swift
+    /// let store = try Store(url: url, models: [Folder.self, Note.self, Tag.self])
+    /// ```
+    ///
+    /// - Throws: as ``init(url:schema:durability:)``.
+    public convenience init(url: URL, models: [ManagedObject.Type], durability: Durability = .full) throws(DocStoreError) {
+        var options = EngineOptions()
+        options.durability = durability
+        try self.init(path: url.path, url: url, schema: Schema(models: models), classes: Store.classes(models), options: options)
+    }
+
     /// A store in memory, for tests and previews: nothing touches the disk.
     public static func inMemory(schema: Schema) throws(DocStoreError) -> Store {
+        try Store(path: "/memory.docstore", url: nil, schema: schema, classes: [:], options: memoryOptions)
+    }
+
+    /// A store in memory for these @Model classes.
+    public static func inMemory(models: [ManagedObject.Type]) throws(DocStoreError) -> Store {
+        try Store(path: "/memory.docstore", url: nil, schema: Schema(models: models), classes: classes(models), options: memoryOptions)
+    }
+
+    private static var memoryOptions: EngineOptions {
         var options = EngineOptions()
         options.fileSystem = MemoryFileSystem()
         options.durability = .off
-        return try Store(path: "/memory.docstore", url: nil, schema: schema, classes: [:], options: options)
+        return options
+    }
+
+    private static func classes(_ models: [ManagedObject.Type]) -> [String: ManagedObject.Type] {
+        var out: [String: ManagedObject.Type] = [:]
+        for model in models { if let name = model._$entityDescription?.name { out[name] = model } }
+        return out
     }
 
     init(path: String, url: URL?, schema: Schema, classes: [String: ManagedObject.Type], options: EngineOptions) throws(DocStoreError) {

@@ -1,0 +1,80 @@
+// The declarations of DocStore's macros and their options. @Model makes a class's stored
+// properties persisted (see Sources/DocStoreMacros); @Attribute, @Relationship and @Transient
+// mark properties with options, which @Model reads. A model class:
+//
+//     @Model final class Note: ManagedObject {
+//         var title: String = ""
+//         @Attribute(.indexed) var createdAt: Date = .now
+//         @Relationship(inverse: \Folder.notes) var folder: Folder?
+//         var tags: Set<Tag> = []
+//     }
+
+import Foundation
+
+/// Makes a `ManagedObject` subclass a model class: every stored `var` becomes a persisted
+/// attribute or relationship (decided by its type), read lazily from the store and tracked for
+/// save. `isAbstract: true` declares an entity with no objects of its own.
+@attached(member, names: named(_$entityDescription), named(_$declaredPropertyNames), prefixed(_$slotBase),
+          named(_$slotCount), prefixed(_$pending), named(_$absorbPending), named(init))
+@attached(memberAttribute)
+public macro Model(isAbstract: Bool = false) = #externalMacro(module: "DocStoreMacros", type: "ModelMacro")
+
+/// Added by @Model to each persisted property. Not for direct use.
+@attached(accessor, names: named(init), named(get), named(set))
+public macro _PersistedProperty(index: Int) = #externalMacro(module: "DocStoreMacros", type: "PersistedPropertyMacro")
+
+/// Options of a persisted attribute: `@Attribute(.unique)`, `@Attribute(.indexed, .maxLength(200))`.
+@attached(peer)
+public macro Attribute(_ options: AttributeOption...) = #externalMacro(module: "DocStoreMacros", type: "MarkerMacro")
+
+/// Options of a relationship: its delete rule, its inverse (by key path; one side is enough),
+/// and for to-many relationships the fewest and most objects allowed at save.
+@attached(peer)
+public macro Relationship(
+    deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int? = nil, maximumCount: Int? = nil
+) = #externalMacro(module: "DocStoreMacros", type: "MarkerMacro")
+
+/// A stored property that is not persisted.
+@attached(peer)
+public macro Transient() = #externalMacro(module: "DocStoreMacros", type: "MarkerMacro")
+
+/// An option of ``Attribute(_:)``.
+public struct AttributeOption: Sendable {
+    let apply: @Sendable (inout AttributeDescription) -> Void
+
+    /// Queries on the attribute use an index.
+    public static let indexed = AttributeOption { $0.isIndexed = true }
+    /// No two objects may have the same value (save fails with `uniqueConstraint`).
+    public static let unique = AttributeOption { $0.isUnique = true; $0.isIndexed = true }
+    /// Large `Data` values are stored as blob files.
+    public static let externalStorage = AttributeOption { $0.allowsExternalStorage = true }
+    /// The attribute's name before a rename: its stored values are kept.
+    public static func originalName(_ name: String) -> AttributeOption { AttributeOption { $0.originalName = name } }
+    /// Numbers and dates: the allowed range, checked at save.
+    public static func range(_ range: ClosedRange<Double>) -> AttributeOption {
+        AttributeOption { $0.minimum = range.lowerBound; $0.maximum = range.upperBound }
+    }
+    public static func minimum(_ value: Double) -> AttributeOption { AttributeOption { $0.minimum = value } }
+    public static func maximum(_ value: Double) -> AttributeOption { AttributeOption { $0.maximum = value } }
+    /// Strings (characters) and data (bytes): the allowed length, checked at save.
+    public static func minLength(_ n: Int) -> AttributeOption { AttributeOption { $0.minLength = n } }
+    public static func maxLength(_ n: Int) -> AttributeOption { AttributeOption { $0.maxLength = n } }
+    /// Strings: a regular expression the whole value must match at save.
+    public static func pattern(_ regex: String) -> AttributeOption { AttributeOption { $0.pattern = regex } }
+}
+
+/// What @Model passes for a property marked @Relationship. Not for direct use.
+public struct _$RelationshipOptions {
+    var inverseName: String?
+    var deleteRule: DeleteRule
+    var minimumCount: Int?
+    var maximumCount: Int?
+
+    public init(inverseName: String?, deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil,
+                minimumCount: Int? = nil, maximumCount: Int? = nil) {
+        self.inverseName = inverseName
+        self.deleteRule = deleteRule
+        self.minimumCount = minimumCount
+        self.maximumCount = maximumCount
+    }
+}

@@ -1,0 +1,288 @@
+// TypedAccess: what the accessors @Model generates call — typed reads and writes of a slot,
+// with Observation and change tracking — and the pieces @Model builds an entity description from.
+// Overloads on the property's type pick the kind: a PersistentValue is an attribute, another
+// Codable type a document attribute, `T?` / `Set<T>` / `[T]` of a ManagedObject a to-one /
+// to-many / ordered to-many relationship.
+//
+// Reads never trap: an object whose values cannot be loaded (its row is gone, a storage error)
+// reads its last known values, or the type's placeholder (PersistentValue.placeholder) when it
+// has none. A write that cannot be applied (a deleted object, an object of another context) is
+// recorded on the object and reported by the next save.
+
+import Foundation
+import Observation
+
+// MARK: - Pending values of phase-one initialization
+
+/// One value given to a persisted property before the object was fully initialized.
+public enum _$PendingValue {
+    case stored(StoredValue)
+    case objects([ManagedObject])
+}
+
+/// The values a model class's properties received during phase-one initialization.
+public struct _$PendingValues {
+    var items: [(Int, _$PendingValue)] = []
+    public init() {}
+}
+
+public func _$record<V: PersistentValue>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
+    pending.items.append((index, .stored(value.storedValue)))
+}
+
+public func _$record<V: Codable>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
+    pending.items.append((index, .stored(documentValue(value))))
+}
+
+public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: V?) {
+    pending.items.append((index, .objects(value.map { [$0] } ?? [])))
+}
+
+public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: Set<V>) {
+    pending.items.append((index, .objects(Array(value))))
+}
+
+public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: [V]) {
+    pending.items.append((index, .objects(value)))
+}
+
+/// A value for a fault's phase-one initialization; the stored values replace it.
+public func _$placeholder<V: PersistentValue>() -> V { V.placeholder }
+
+@available(*, unavailable, message: "give this Codable property a default value: DocStore needs one to make faults")
+public func _$placeholder<V: Codable>() -> V {
+    // Unavailable: no call can be compiled, so this never runs.
+    fatalError("unavailable")
+}
+
+// MARK: - Documents (Codable values)
+
+func documentValue<V: Encodable>(_ value: V) -> StoredValue {
+    guard let data = try? JSONEncoder.docStore.encode(value) else { return .null }
+    return data == Data("null".utf8) ? .null : .document(data)
+}
+
+func decodeDocument<V: Decodable>(_ stored: StoredValue, as type: V.Type) -> V? {
+    switch stored {
+    case .document(let data): return try? JSONDecoder().decode(V.self, from: data)
+    case .null: return try? JSONDecoder().decode(V.self, from: Data("null".utf8))
+    default: return nil
+    }
+}
+
+// MARK: - Observation
+
+extension ManagedObject {
+    /// The object's observation registrar, made on first use.
+    final var observationRegistrar: ObservationRegistrar {
+        if let registrar { return registrar }
+        let made = ObservationRegistrar()
+        registrar = made
+        return made
+    }
+}
+
+// MARK: - Reads
+
+/// The stored value of a slot: loaded if the object is a fault; the last known value otherwise.
+private func storedValue(_ object: ManagedObject, _ slot: Int) -> StoredValue {
+    if let context = object.context, object.key != 0 {
+        if let v = try? context.stored(of: object, slot: slot) { return v }
+    }
+    return slot < object.values.count ? object.values[slot] : .null
+}
+
+public func _$read<Root: ManagedObject, V: PersistentValue>(
+    _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, default fallback: @autoclosure () -> V = V.placeholder
+) -> V {
+    object.observationRegistrar.access(object, keyPath: keyPath)
+    return V(storedValue: storedValue(object, slot)) ?? fallback()
+}
+
+/// A Codable property always has a fallback (@Model requires a default value, or the property
+/// is optional or a collection): a document that no longer decodes reads as it.
+public func _$read<Root: ManagedObject, V: Codable>(
+    _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, default fallback: @autoclosure () -> V
+) -> V {
+    object.observationRegistrar.access(object, keyPath: keyPath)
+    return decodeDocument(storedValue(object, slot), as: V.self) ?? fallback()
+}
+
+public func _$read<Root: ManagedObject, V: ManagedObject>(
+    _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V?>, default fallback: @autoclosure () -> V? = nil
+) -> V? {
+    object.observationRegistrar.access(object, keyPath: keyPath)
+    guard let context = object.context, object.key != 0 else {
+        return object.unattachedLinks?[slot]?.first as? V
+    }
+    guard case .reference(let key) = storedValue(object, slot) else { return nil }
+    return (try? context.materialize(key)) as? V
+}
+
+public func _$read<Root: ManagedObject, V: ManagedObject>(
+    _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, Set<V>>, default fallback: @autoclosure () -> Set<V> = []
+) -> Set<V> {
+    object.observationRegistrar.access(object, keyPath: keyPath)
+    return Set(members(object, slot, as: V.self))
+}
+
+public func _$read<Root: ManagedObject, V: ManagedObject>(
+    _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, [V]>, default fallback: @autoclosure () -> [V] = []
+) -> [V] {
+    object.observationRegistrar.access(object, keyPath: keyPath)
+    return members(object, slot, as: V.self)
+}
+
+private func members<V: ManagedObject>(_ object: ManagedObject, _ slot: Int, as: V.Type) -> [V] {
+    guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
+        return (object.unattachedLinks?[slot] ?? []).compactMap { $0 as? V }
+    }
+    guard let keys = try? context.members(of: object, p) else { return [] }
+    return keys.compactMap { (try? context.materialize($0)) as? V }
+}
+
+// MARK: - Writes
+
+public func _$write<Root: ManagedObject, V: PersistentValue>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ value: V) {
+    writeStored(object, slot, keyPath, value.storedValue)
+}
+
+public func _$write<Root: ManagedObject, V: Codable>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ value: V) {
+    writeStored(object, slot, keyPath, documentValue(value))
+}
+
+public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V?>, _ value: V?) {
+    writeObjects(object, slot, keyPath, value.map { [$0] } ?? [], toOne: true)
+}
+
+public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, Set<V>>, _ value: Set<V>) {
+    writeObjects(object, slot, keyPath, Array(value), toOne: false)
+}
+
+public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, [V]>, _ value: [V]) {
+    writeObjects(object, slot, keyPath, value, toOne: false)
+}
+
+private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ value: StoredValue) {
+    object.observationRegistrar.withMutation(of: object, keyPath: keyPath) {
+        guard let context = object.context, object.key != 0 else {
+            if slot >= object.values.count { object.values += [StoredValue](repeating: .null, count: slot + 1 - object.values.count) }
+            object.values[slot] = value
+            return
+        }
+        do throws(DocStoreError) { try context.setStored(value, of: object, slot: slot) } catch {
+            object.reject(slot, error)
+        }
+    }
+}
+
+private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ targets: [ManagedObject], toOne: Bool) {
+    object.observationRegistrar.withMutation(of: object, keyPath: keyPath) {
+        guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
+            var links = object.unattachedLinks ?? [:]
+            links[slot] = targets
+            object.unattachedLinks = links
+            return
+        }
+        do throws(DocStoreError) {
+            for target in targets where target.context == nil && target.key == 0 { try context.insert(target) }
+            if toOne { try context.setToOne(targets.first, of: object, p) } else { try context.setToMany(targets, of: object, p) }
+        } catch {
+            object.reject(slot, error)
+        }
+    }
+}
+
+extension ManagedObject {
+    /// Records a write that could not be applied; the next save reports it.
+    final func reject(_ slot: Int, _ error: DocStoreError) {
+        let name = entityInfo.flatMap { slot < $0.properties.count ? $0.properties[slot].name : nil } ?? "slot \(slot)"
+        var rejected = rejectedValues ?? [:]
+        rejected[name] = error.message
+        rejectedValues = rejected
+    }
+}
+
+// MARK: - Entity descriptions
+
+/// One property of a model class, as @Model describes it.
+public enum _$PropertyDescription {
+    case attribute(AttributeDescription)
+    case relationship(RelationshipDescription)
+}
+
+public func _$entity(_ name: String, parent: String?, isAbstract: Bool, _ properties: [_$PropertyDescription]) -> EntityDescription {
+    var entity = EntityDescription(name: name, parent: parent, isAbstract: isAbstract)
+    for p in properties {
+        switch p {
+        case .attribute(let a): entity.attributes.append(a)
+        case .relationship(let r): entity.relationships.append(r)
+        }
+    }
+    return entity
+}
+
+public func _$property<Root, V: PersistentValue>(
+    _ keyPath: KeyPath<Root, V>, _ name: String, defaultValue: StoredValue? = nil,
+    attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
+) -> _$PropertyDescription {
+    var a = AttributeDescription(name: name, type: V.attributeType, isOptional: V.isOptional)
+    if let defaultValue, let converted = StoredValue.converting(defaultValue.anyValue, to: a.type) { a.defaultValue = converted }
+    for option in options { option.apply(&a) }
+    return .attribute(a)
+}
+
+public func _$property<Root, V: Codable>(
+    _ keyPath: KeyPath<Root, V>, _ name: String, defaultValue: StoredValue? = nil,
+    attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
+) -> _$PropertyDescription {
+    let optional = V.self as? any OptionalType.Type
+    let typeName = optional?.wrappedTypeName ?? String(describing: V.self)
+    var a = AttributeDescription(name: name, type: .codable(typeName: typeName), isOptional: optional != nil)
+    for option in options { option.apply(&a) }
+    return .attribute(a)
+}
+
+/// Lets a Codable attribute's description see through `Optional`.
+protocol OptionalType {
+    static var wrappedTypeName: String { get }
+}
+
+extension Optional: OptionalType {
+    static var wrappedTypeName: String { String(describing: Wrapped.self) }
+}
+
+public func _$property<Root, V: ManagedObject>(
+    _ keyPath: KeyPath<Root, V?>, _ name: String, defaultValue: StoredValue? = nil,
+    attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
+) -> _$PropertyDescription {
+    relationshipDescription(name, V.self, relationship, toMany: false, ordered: false)
+}
+
+public func _$property<Root, V: ManagedObject>(
+    _ keyPath: KeyPath<Root, Set<V>>, _ name: String, defaultValue: StoredValue? = nil,
+    attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
+) -> _$PropertyDescription {
+    relationshipDescription(name, V.self, relationship, toMany: true, ordered: false)
+}
+
+public func _$property<Root, V: ManagedObject>(
+    _ keyPath: KeyPath<Root, [V]>, _ name: String, defaultValue: StoredValue? = nil,
+    attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
+) -> _$PropertyDescription {
+    relationshipDescription(name, V.self, relationship, toMany: true, ordered: true)
+}
+
+private func relationshipDescription(_ name: String, _ destination: ManagedObject.Type, _ options: _$RelationshipOptions?,
+                                     toMany: Bool, ordered: Bool) -> _$PropertyDescription {
+    // @Model names an entity after its class (asking the class for its description here would
+    // recurse through the inverse relationship).
+    let entityName = String(describing: destination)
+    var r = RelationshipDescription(name: name, destination: entityName, inverse: options?.inverseName, isToMany: toMany, isOrdered: ordered)
+    if let options {
+        r.deleteRule = options.deleteRule
+        r.minCount = options.minimumCount
+        r.maxCount = options.maximumCount
+    }
+    return .relationship(r)
+}

@@ -1,0 +1,200 @@
+// @Model: turns a class's stored properties into persisted ones, as SwiftData's @Model does.
+//
+// For `@Model final class Note: ManagedObject { var title: String = "" … }` it generates
+//   - on each persisted property (every stored `var` not marked @Transient): the attribute
+//     @_PersistedProperty(index: k), which gives it init/get/set accessors over the object's
+//     slot k of this class (PersistedPropertyMacro);
+//   - members: the entity description (`_$entityDescription`, built at run time so the
+//     compiler's types decide attribute vs relationship), the declared property names, the
+//     pending values of phase-one initialization (`_$pending`), `_$absorbPending()`, the
+//     initializer a context uses to make faults, and `init()` when the class declares none.
+// Inverse key paths (`@Relationship(inverse: \Folder.notes)`) are read by their last component.
+
+import SwiftDiagnostics
+import SwiftSyntax
+import SwiftSyntaxBuilder
+import SwiftSyntaxMacros
+
+/// A persisted stored property, as @Model sees it.
+struct PersistedProperty {
+    var name: String
+    var type: TypeSyntax?
+    var initializer: ExprSyntax?
+    var attributeArguments: String?
+    var relationshipArguments: String?
+    var inverseName: String?
+}
+
+enum ModelMacroError: Error, CustomStringConvertible {
+    case notAClass
+    var description: String {
+        switch self {
+        case .notAClass: "@Model applies to a class that inherits from ManagedObject (or from another @Model class)"
+        }
+    }
+}
+
+public struct ModelMacro: MemberMacro, MemberAttributeMacro {
+    /// The stored `var`s of a class that are persisted, in declaration order.
+    static func persistedProperties(of declaration: some DeclGroupSyntax) -> [PersistedProperty] {
+        var out: [PersistedProperty] = []
+        for member in declaration.memberBlock.members {
+            guard let variable = member.decl.as(VariableDeclSyntax.self), let p = persisted(variable) else { continue }
+            out.append(p)
+        }
+        return out
+    }
+
+    static func persisted(_ variable: VariableDeclSyntax) -> PersistedProperty? {
+        guard variable.bindingSpecifier.tokenKind == .keyword(.var), variable.bindings.count == 1,
+              let binding = variable.bindings.first,
+              let pattern = binding.pattern.as(IdentifierPatternSyntax.self) else { return nil }
+        for modifier in variable.modifiers {
+            switch modifier.name.tokenKind {
+            case .keyword(.static), .keyword(.class), .keyword(.lazy), .keyword(.override): return nil
+            default: continue
+            }
+        }
+        if let accessors = binding.accessorBlock {
+            // Computed properties (a getter) are not stored; observers (willSet/didSet) are.
+            switch accessors.accessors {
+            case .getter: return nil
+            case .accessors(let list):
+                let computed: [TokenKind] = [.keyword(.get), .keyword(.set), .keyword(.`init`), .keyword(._read), .keyword(._modify)]
+                if list.contains(where: { computed.contains($0.accessorSpecifier.tokenKind) }) { return nil }
+            }
+        }
+        var property = PersistedProperty(name: pattern.identifier.text, type: binding.typeAnnotation?.type, initializer: binding.initializer?.value)
+        for element in variable.attributes {
+            guard let attribute = element.as(AttributeSyntax.self) else { continue }
+            let name = attribute.attributeName.trimmedDescription
+            switch name {
+            case "Transient", "DocStore.Transient": return nil
+            case "_PersistedProperty": return nil   // already expanded
+            case "Attribute", "DocStore.Attribute":
+                property.attributeArguments = attribute.arguments?.as(LabeledExprListSyntax.self)?.trimmedDescription ?? ""
+            case "Relationship", "DocStore.Relationship":
+                let args = attribute.arguments?.as(LabeledExprListSyntax.self)
+                property.relationshipArguments = args?.trimmedDescription ?? ""
+                if let inverse = args?.first(where: { $0.label?.text == "inverse" })?.expression.as(KeyPathExprSyntax.self),
+                   let last = inverse.components.last?.component.as(KeyPathPropertyComponentSyntax.self) {
+                    property.inverseName = last.declName.baseName.text
+                }
+            default: continue
+            }
+        }
+        return property
+    }
+
+    // MARK: - MemberAttributeMacro
+
+    public static func expansion(
+        of node: AttributeSyntax, attachedTo declaration: some DeclGroupSyntax,
+        providingAttributesFor member: some DeclSyntaxProtocol, in context: some MacroExpansionContext
+    ) throws -> [AttributeSyntax] {
+        guard declaration.is(ClassDeclSyntax.self), let variable = member.as(VariableDeclSyntax.self),
+              let p = persisted(variable) else { return [] }
+        guard let index = persistedProperties(of: declaration).firstIndex(where: { $0.name == p.name }) else { return [] }
+        return ["@_PersistedProperty(index: \(raw: index))"]
+    }
+
+    // MARK: - MemberMacro
+
+    public static func expansion(
+        of node: AttributeSyntax, providingMembersOf declaration: some DeclGroupSyntax,
+        conformingTo protocols: [TypeSyntax], in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] {
+        guard let classDecl = declaration.as(ClassDeclSyntax.self) else { throw ModelMacroError.notAClass }
+        let className = classDecl.name.text
+        let superclass = classDecl.inheritanceClause?.inheritedTypes.first?.type.trimmedDescription ?? "ManagedObject"
+        let parent = (superclass == "ManagedObject" || superclass == "DocStore.ManagedObject") ? "nil" : "\"\(superclass)\""
+        let isAbstract = node.arguments?.as(LabeledExprListSyntax.self)?.contains {
+            $0.label?.text == "isAbstract" && $0.expression.trimmedDescription == "true"
+        } ?? false
+        let properties = persistedProperties(of: declaration)
+
+        let descriptions = properties.map { p -> String in
+            var call = "DocStore._$property(\\\(className).\(p.name), \"\(p.name)\""
+            if let literal = p.initializer.flatMap(literalDefault) { call += ", defaultValue: \(literal)" }
+            if let args = p.attributeArguments, !args.isEmpty { call += ", attribute: [\(args)]" }
+            if let args = p.relationshipArguments {
+                let inverse = p.inverseName.map { "\"\($0)\"" } ?? "nil"
+                call += ", relationship: DocStore._$RelationshipOptions(inverseName: \(inverse)\(args.isEmpty ? "" : ", " + args))"
+            }
+            return call + ")"
+        }
+        let placeholders = properties.filter { $0.initializer == nil }.map { p -> String in
+            "self.\(p.name) = \(placeholder(for: p.type))"
+        }
+        let hasInit = declaration.memberBlock.members.contains { $0.decl.is(InitializerDeclSyntax.self) }
+
+        var members: [DeclSyntax] = [
+            """
+            override public class var _$entityDescription: DocStore.EntityDescription? {
+                DocStore._$entity("\(raw: className)", parent: \(raw: parent), isAbstract: \(raw: isAbstract), [
+                    \(raw: descriptions.joined(separator: ",\n"))
+                ])
+            }
+            """,
+            """
+            override public class var _$declaredPropertyNames: [String]? {
+                [\(raw: properties.map { "\"\($0.name)\"" }.joined(separator: ", "))]
+            }
+            """,
+            "static let _$slotBase\(raw: className): Int = \(raw: superclass)._$slotCount",
+            "override public class var _$slotCount: Int { \(raw: className)._$slotBase\(raw: className) + \(raw: properties.count) }",
+            "var _$pending\(raw: className) = DocStore._$PendingValues()",
+            """
+            override public func _$absorbPending() {
+                super._$absorbPending()
+                _$applyPending(_$pending\(raw: className), base: \(raw: className)._$slotBase\(raw: className))
+                _$pending\(raw: className) = DocStore._$PendingValues()
+            }
+            """,
+            """
+            public required init(_$fault token: DocStore._$FaultToken) {
+                \(raw: placeholders.joined(separator: "\n"))
+                super.init()
+                _$becomeFault(token)
+            }
+            """,
+        ]
+        if !hasInit {
+            members.append("public override init() { super.init() }")
+        }
+        return members
+    }
+
+    /// The text of a literal initializer, as a StoredValue default; nil when not a literal.
+    static func literalDefault(_ expr: ExprSyntax) -> String? {
+        if let s = expr.as(StringLiteralExprSyntax.self), s.segments.allSatisfy({ $0.is(StringSegmentSyntax.self) }) {
+            return ".string(\(s.trimmedDescription))"
+        }
+        if expr.is(IntegerLiteralExprSyntax.self) { return ".int(\(expr.trimmedDescription))" }
+        if let prefix = expr.as(PrefixOperatorExprSyntax.self), prefix.operator.text == "-", prefix.expression.is(IntegerLiteralExprSyntax.self) {
+            return ".int(\(expr.trimmedDescription))"
+        }
+        if expr.is(BooleanLiteralExprSyntax.self) { return ".bool(\(expr.trimmedDescription))" }
+        return nil
+    }
+
+    /// A value of `type` for a fault's phase-one initialization (replaced by the stored values).
+    static func placeholder(for type: TypeSyntax?) -> String {
+        guard let type else { return "DocStore._$placeholder()" }
+        if type.is(OptionalTypeSyntax.self) || type.is(ImplicitlyUnwrappedOptionalTypeSyntax.self) { return "nil" }
+        if type.is(ArrayTypeSyntax.self) || type.is(DictionaryTypeSyntax.self) { return "[]" }
+        if let id = type.as(IdentifierTypeSyntax.self) {
+            if id.name.text == "Optional" { return "nil" }
+            if ["Set", "Array", "Dictionary"].contains(id.name.text) { return "[]" }
+        }
+        return "DocStore._$placeholder()"
+    }
+}
+
+/// @Attribute, @Relationship and @Transient: markers read by @Model; they expand to nothing.
+public struct MarkerMacro: PeerMacro {
+    public static func expansion(
+        of node: AttributeSyntax, providingPeersOf declaration: some DeclSyntaxProtocol,
+        in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] { [] }
+}

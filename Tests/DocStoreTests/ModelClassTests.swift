@@ -1,0 +1,175 @@
+// Model classes declared with @Model: the notes model as an app would write it, saved, reopened,
+// with relationships kept on both sides (one side declares the inverse), a cascade delete, an
+// abstract parent entity fetched with its sub-entity, Codable attributes, objects related before
+// insert, and Observation of typed properties.
+
+import DocStore
+import Foundation
+import Observation
+import Testing
+
+struct Location: Codable, Equatable {
+    var latitude: Double
+    var longitude: Double
+}
+
+@Model final class Folder: ManagedObject {
+    @Attribute(.unique) var name: String
+    @Relationship(deleteRule: .cascade) var notes: [Note] = []
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+@Model final class Note: ManagedObject {
+    @Attribute(.maxLength(200)) var title: String = ""
+    var body: String?
+    @Attribute(.indexed) var createdAt: Date = Date(timeIntervalSinceReferenceDate: 0)
+    var isRead: Bool = false
+    var rating: Int16 = 0
+    @Relationship(inverse: \Folder.notes) var folder: Folder?
+    var tags: Set<Tag> = []
+    var location: Location?
+    var checklist: [String] = []
+
+    init(title: String, folder: Folder? = nil) {
+        self.title = title
+        self.folder = folder
+    }
+}
+
+@Model final class Tag: ManagedObject {
+    @Attribute(.unique) var name: String
+    @Relationship(inverse: \Note.tags) var notes: Set<Note> = []
+
+    init(name: String) {
+        self.name = name
+    }
+}
+
+@Model(isAbstract: true) class Item: ManagedObject {
+    var label: String = ""
+}
+
+@Model final class Photo: Item {
+    var pixels: Int = 0
+}
+
+@Suite struct ModelClassTests {
+    static let models: [ManagedObject.Type] = [Folder.self, Note.self, Tag.self, Item.self, Photo.self]
+
+    @Test func theClassesDescribeTheirSchema() throws {
+        let schema = Schema(models: Self.models)
+        try schema.validate()
+        let note = try #require(schema.entity(named: "Note"))
+        #expect(note.attributes.map(\.name) == ["title", "body", "createdAt", "isRead", "rating", "location", "checklist"])
+        #expect(note.attributes.map(\.type.description) == ["String", "String", "Date", "Bool", "Int16", "Codable(Location)", "Codable(Array<String>)"])
+        #expect(note.attributes[1].isOptional && !note.attributes[0].isOptional)
+        #expect(note.attributes[0].maxLength == 200 && note.attributes[0].defaultValue == .string(""))
+        #expect(note.attributes[2].isIndexed)
+        #expect(note.relationships.map(\.name) == ["folder", "tags"])
+        let folderNotes = try #require(schema.entity(named: "Folder")?.relationships.first)
+        #expect(folderNotes.isToMany && folderNotes.isOrdered && folderNotes.deleteRule == .cascade)
+        #expect(folderNotes.inverse == "folder")              // inferred from Note.folder's @Relationship
+        #expect(schema.entity(named: "Photo")?.parent == "Item")
+        #expect(schema.entity(named: "Item")?.isAbstract == true)
+    }
+
+    @Test func objectsMadeInCodeAreSavedAndReadBackTyped() throws {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("models-\(UUID().uuidString).docstore")
+        var noteID: ObjectID?
+        do {
+            let store = try Store(url: url, models: Self.models)
+            let context = Context(store: store)
+            let inbox = Folder(name: "Inbox")
+            let note = Note(title: "Buy milk", folder: inbox)    // related before insert
+            note.location = Location(latitude: 52.5, longitude: 13.4)
+            note.checklist = ["milk", "bread"]
+            try context.insert(note)                             // inserts the folder too
+            #expect(inbox.managedObjectContext === context)
+            #expect(inbox.notes == [note])                       // inverse kept from insert on
+            let work = Tag(name: "work")
+            note.tags.insert(work)                               // inserted through the relationship
+            #expect(work.notes == [note])
+            noteID = note.objectID
+            try context.save()
+            try store.close()
+        }
+        let store = try Store(url: url, models: Self.models)
+        let context = Context(store: store)
+        let id = try #require(noteID)
+        let note = try #require(try context.existingObject(with: id) as? Note)
+        #expect(note.title == "Buy milk")
+        #expect(note.body == nil)
+        #expect(note.isRead == false)
+        #expect(note.location == Location(latitude: 52.5, longitude: 13.4))
+        #expect(note.checklist == ["milk", "bread"])
+        #expect(note.folder?.name == "Inbox")
+        #expect(note.folder?.notes == [note])
+        #expect(note.tags.map(\.name) == ["work"])
+        #expect(note["title"] as? String == "Buy milk")          // the same object by key
+        try store.close()
+    }
+
+    @Test func aCascadeDeleteRemovesTheFolderAndItsNotes() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        let folder = Folder(name: "Trip")
+        try context.insert(folder)
+        for i in 0..<3 { folder.notes.append(Note(title: "day \(i)")) }
+        #expect(folder.notes.map(\.title) == ["day 0", "day 1", "day 2"])
+        #expect(folder.notes.allSatisfy { $0.folder === folder })
+        try context.save()
+        let notes = folder.notes
+        try context.delete(folder)
+        #expect(notes.allSatisfy { $0.isDeleted })
+        try context.save()
+        #expect(notes.allSatisfy { $0.title.hasPrefix("day") })  // last known values, no trap
+    }
+
+    @Test func aSubEntityIsMadeOfItsClassAndHasItsParentsProperties() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        let photo = Photo()
+        photo.label = "sunset"
+        photo.pixels = 12_000_000
+        try context.insert(photo)
+        try context.save()
+        let id = try #require(photo.objectID)
+        let other = Context(store: store)
+        let fetched = try other.existingObject(with: id)
+        let typed = try #require(fetched as? Photo)
+        #expect(typed.label == "sunset" && typed.pixels == 12_000_000)
+        let abstract = Item()
+        #expect(throws: DocStoreError.self) { try context.insert(abstract) }   // abstract
+    }
+
+    @Test func typedPropertiesAreObservable() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        let note = Note(title: "a")
+        try context.insert(note)
+        final class Flag: @unchecked Sendable { var fired = false }   // test-only, one thread
+        let flag = Flag()
+        withObservationTracking { _ = note.title } onChange: { flag.fired = true }
+        note.isRead = true
+        #expect(!flag.fired)
+        note.title = "b"
+        #expect(flag.fired)
+    }
+
+    @Test func invalidTypedWritesAreReportedAtSave() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        let note = Note(title: String(repeating: "x", count: 201))
+        try context.insert(note)
+        let other = Context(store: store)
+        let foreign = Folder(name: "elsewhere")
+        try other.insert(foreign)
+        note.folder = foreign                                  // another context: refused
+        let error = #expect(throws: DocStoreError.self) { try context.save() }
+        #expect(error?.code == .validation)
+        #expect(Set(error?.problems.compactMap(\.property) ?? []) == ["title", "folder"])
+    }
+}
