@@ -52,12 +52,28 @@ struct Location: Codable, Equatable {
     var label: String = ""
 }
 
+/// Records its lifecycle hooks; refuses to be saved with the label "forbidden".
+@Model final class Journal: ManagedObject {
+    var label: String = ""
+    @Transient var events: [String] = []
+
+    override func awakeFromInsert() { events.append("awakeFromInsert") }
+    override func awakeFromFetch() { events.append("awakeFromFetch") }
+    override func willSave() { events.append("willSave") }
+    override func didSave() { events.append("didSave") }
+    override func prepareForDeletion() { events.append("prepareForDeletion") }
+    override func willTurnIntoFault() { events.append("willTurnIntoFault") }
+    override func validateForInsert() throws {
+        if label == "forbidden" { throw DocStoreError(.validation, "label must not be forbidden", property: "label") }
+    }
+}
+
 @Model final class Photo: Item {
     var pixels: Int = 0
 }
 
 @Suite struct ModelClassTests {
-    static let models: [ManagedObject.Type] = [Folder.self, Note.self, Tag.self, Item.self, Photo.self]
+    static let models: [ManagedObject.Type] = [Folder.self, Note.self, Tag.self, Item.self, Photo.self, Journal.self]
 
     @Test func theClassesDescribeTheirSchema() throws {
         let schema = Schema(models: Self.models)
@@ -171,5 +187,48 @@ struct Location: Codable, Equatable {
         let error = #expect(throws: DocStoreError.self) { try context.save() }
         #expect(error?.code == .validation)
         #expect(Set(error?.problems.compactMap(\.property) ?? []) == ["title", "folder"])
+    }
+
+    @Test func fetchingAParentEntityReturnsItsSubEntitiesAndPendingInserts() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        for i in 0..<3 {
+            let photo = Photo()
+            photo.label = "p\(i)"
+            try context.insert(photo)
+        }
+        try context.save()
+        let unsaved = Photo()
+        try context.insert(unsaved)
+        let items = try context.fetch(Item.self)
+        #expect(items.count == 4 && items.allSatisfy { $0 is Photo })
+        #expect(items.last === unsaved)
+        let other = Context(store: store)
+        let fetched = try other.fetch(Photo.self)
+        #expect(fetched.map(\.label) == ["p0", "p1", "p2"])
+        #expect(fetched.allSatisfy { !$0.isFault })      // values came with the scan
+        try other.delete(fetched[0])
+        #expect(try other.fetch(Item.self).count == 2)  // deleted, not saved: left out
+    }
+
+    @Test func lifecycleHooksAndCustomValidationRun() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        let journal = Journal()
+        journal.label = "forbidden"
+        try context.insert(journal)
+        #expect(journal.events == ["awakeFromInsert"])
+        let error = #expect(throws: DocStoreError.self) { try context.save() }
+        #expect(error?.code == .validation)
+        #expect(error?.problems.first?.message.contains("label must not be forbidden") == true)
+        journal.label = "fine"
+        try context.save()
+        #expect(journal.events == ["awakeFromInsert", "willSave", "willSave", "didSave"])
+        context.refresh(journal, mergeChanges: false)
+        #expect(journal.isFault && journal.events.last == "willTurnIntoFault")
+        _ = journal.label
+        #expect(journal.events.last == "awakeFromFetch")
+        try context.delete(journal)
+        #expect(journal.events.last == "prepareForDeletion")
     }
 }

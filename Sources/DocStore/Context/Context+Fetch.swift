@@ -1,0 +1,65 @@
+// Context+Fetch: every object of an entity, its sub-entities included (entity inheritance: a
+// fetch of the parent returns the children too). Queries with predicates and sorting come with
+// FetchRequest (issue #4); this is the scan they build on.
+//
+// A fetch reads each record once, during the scan, and fills the objects it makes (no second
+// lookup per object). Objects already in the context keep their values (and their unsaved
+// changes); objects inserted in the context and not saved are included, deleted ones are not.
+
+import Foundation
+internal import DocStoreEngine
+
+extension Context {
+    /// Every object of `type`'s entity and its sub-entities, in primary-key order per entity,
+    /// then the ones inserted and not saved yet.
+    ///
+    /// ```swift
+    /// let notes = try context.fetch(Note.self)
+    /// ```
+    ///
+    /// - Throws: ``DocStoreError/Code/unknownProperty`` if the class is not in the store's schema;
+    ///   ``DocStoreError/Code/storage``, ``DocStoreError/Code/corrupt``.
+    public func fetch<T: ManagedObject>(_ type: T.Type) throws(DocStoreError) -> [T] {
+        let name = type._$entityDescription?.name ?? String(describing: type)
+        return try fetch(entityName: name).compactMap { $0 as? T }
+    }
+
+    /// Every object of the entity `entityName` and its sub-entities.
+    public func fetch(entityName: String) throws(DocStoreError) -> [ManagedObject] {
+        guard let entity = store.model.entity(named: entityName) else {
+            throw DocStoreError(.unknownProperty, "the schema has no entity \"\(entityName)\"", entity: entityName)
+        }
+        var out: [ManagedObject] = []
+        var found = Set<UInt64>()
+        let rows: [(UInt64, [UInt8])] = try store.read { txn in
+            var rows: [(UInt64, [UInt8])] = []
+            for id in entity.kindIDs.sorted() {
+                let start = PrimaryKey.bytes(PrimaryKey.make(entity: id, sequence: 0))
+                let end = PrimaryKey.make(entity: id + 1, sequence: 0)
+                var cursor = try txn.cursor(in: entity.recordsTree)
+                var entry = try cursor.seek(to: start)
+                while let (k, v) = entry, let key = PrimaryKey.read(k), key < end {
+                    rows.append((key, v))
+                    entry = try cursor.next()
+                }
+            }
+            return rows
+        }
+        out.reserveCapacity(rows.count)
+        for (key, bytes) in rows {
+            let object = try materialize(key)
+            if object.isFault, let info = object.entityInfo {
+                try load(object, info, from: bytes)
+                object.awakeFromFetch()
+            }
+            found.insert(key)
+            if !object.isDeleted { out.append(object) }
+        }
+        for object in changed.values.sorted(by: { $0.key < $1.key })
+        where object.isInserted && !object.isDeleted && !found.contains(object.key)
+            && object.entityInfo.map({ entity.kindIDs.contains($0.id) }) == true {
+            out.append(object)
+        }
+        return out
+    }
+}
