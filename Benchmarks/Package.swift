@@ -13,17 +13,30 @@ let package = Package(
         // The repository root, by path. Without `name:` its identity would be the folder's name
         // ("main" here), which depends on where the repository was cloned.
         .package(name: "DocStore", path: ".."),
+        // The Swift developer's SQLite: the object benchmark's idiomatic-records peer.
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.0.0"),
     ],
     targets: [
         // No pkg-config file ships with Debian's liblmdb-dev: the modulemap links "lmdb" itself.
         .systemLibrary(name: "CLMDB", providers: [.apt(["liblmdb-dev"])]),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
+        // What both benchmarks share: child processes, the clock, statistics, formatting, data.
+        .target(name: "BenchmarkSupport"),
         .executableTarget(
             name: "EngineBenchmark",
             dependencies: [
+                "BenchmarkSupport",
                 "CLMDB",
                 "CSQLite",
                 .product(name: "DocStoreEngine", package: "DocStore"),
+            ]),
+        .executableTarget(
+            name: "ObjectBenchmark",
+            dependencies: [
+                "BenchmarkSupport",
+                "CSQLite",
+                .product(name: "DocStore", package: "DocStore"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ]),
     ],
     swiftLanguageModes: [.v6]

@@ -8,6 +8,7 @@
 //              concurrent committers share syncs (group commit).
 
 import DocStoreEngine
+import BenchmarkSupport
 import Foundation
 
 final class DocStoreSubject: Subject {

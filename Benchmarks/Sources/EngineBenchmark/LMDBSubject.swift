@@ -7,6 +7,7 @@
 // Concurrent writers serialize on LMDB's writer mutex (one write transaction at a time).
 
 import CLMDB
+import BenchmarkSupport
 import Foundation
 
 final class LMDBSubject: Subject, @unchecked Sendable {

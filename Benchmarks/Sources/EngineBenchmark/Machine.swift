@@ -1,39 +1,11 @@
 // Machine: what this machine itself costs — a durable 4 KiB append, an empty process start — and
 // the child-process side of the new-process workload.
 
+import BenchmarkSupport
 import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// The path of this executable (the child processes are this same binary).
-func selfExecutable() throws -> URL {
-    URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-}
-
-/// Starts this executable with `arguments` through Foundation's `Process` and waits for its exit
-/// (through `terminationHandler`, not `waitUntilExit()`, whose run-loop polling on Linux rounds
-/// waits up to ~50 ms). Returns the wall time from just before `run()` to the exit notice, and
-/// what the child printed.
-func spawnSelf(_ arguments: [String]) throws -> (seconds: Double, output: String) {
-    let process = Process()
-    process.executableURL = try selfExecutable()
-    process.arguments = arguments
-    let out = Pipe()
-    process.standardOutput = out
-    process.standardInput = FileHandle.nullDevice
-    let exited = DispatchSemaphore(value: 0)
-    process.terminationHandler = { _ in exited.signal() }
-    let start = nowNanos()
-    try process.run()
-    exited.wait()
-    let seconds = Double(nowNanos() - start) / 1e9
-    let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-    guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-        throw BenchError("child \(arguments.joined(separator: " ")) ended with status \(process.terminationStatus): \(output)")
-    }
-    return (seconds, output)
-}
 
 /// p50 and p99 of `count` appends of 4 KiB to a new file in `directory`, each followed by
 /// fdatasync (a write that changes the file's size, so the sync also commits metadata — what a
@@ -103,16 +75,3 @@ func bytes(fromHex s: String) -> [UInt8]? {
     return out
 }
 
-// MARK: - Statistics
-
-func median(_ xs: [Double]) -> Double { percentile(xs, 0.5) }
-
-/// Nearest-rank percentile (p in 0...1) of the samples; NaN if there are none. For an even count
-/// the median is the mean of the two middle samples.
-func percentile(_ xs: [Double], _ p: Double) -> Double {
-    guard !xs.isEmpty else { return .nan }
-    let s = xs.sorted()
-    if p == 0.5 && s.count % 2 == 0 { return (s[s.count / 2 - 1] + s[s.count / 2]) / 2 }
-    let rank = Int((p * Double(s.count)).rounded(.up))
-    return s[min(max(rank, 1), s.count) - 1]
-}

@@ -1,6 +1,7 @@
 // Report: runs the engines K times and prints the medians as a Markdown table with the ratios
 // DocStore ÷ LMDB and DocStore ÷ SQLite, then this machine's own limits.
 
+import BenchmarkSupport
 import Foundation
 
 func runBenchmark(_ options: Options) throws -> Int32 {
@@ -92,31 +93,3 @@ func runBenchmark(_ options: Options) throws -> Int32 {
     return failures.isEmpty ? 0 : 1
 }
 
-func format(_ v: Double, _ unit: Metric.Unit) -> String {
-    switch unit {
-    case .rate:
-        if v >= 1e6 { return String(format: "%.2f M/s", v / 1e6) }
-        if v >= 1e4 { return String(format: "%.0f k/s", v / 1e3) }
-        return String(format: "%.0f /s", v)
-    case .seconds:
-        return String(format: "%.2f s", v)
-    case .millis:
-        return v < 0.01 ? String(format: "%.3f ms", v * 1e3) : String(format: "%.1f ms", v * 1e3)
-    case .bytes:
-        // Digits in groups of three, separated by thin spaces.
-        let digits = Array(String(Int(v)))
-        var out = ""
-        for (i, d) in digits.enumerated() {
-            if i > 0 && (digits.count - i) % 3 == 0 { out += "\u{2009}" }
-            out.append(d)
-        }
-        return out
-    }
-}
-
-/// The 1-minute load average (from /proc/loadavg), as printed there; "?" if unreadable.
-func loadAverage() -> String {
-    guard let text = try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8),
-          let first = text.split(separator: " ").first else { return "?" }
-    return String(first)
-}

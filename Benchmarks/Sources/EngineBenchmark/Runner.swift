@@ -5,6 +5,7 @@
 // Each engine gets a fresh directory; the durable commits go into the loaded store (a tree of
 // ~900 000 keys), as an app's commits would.
 
+import BenchmarkSupport
 import Foundation
 
 /// The figures of the table, in its order.
@@ -12,9 +13,7 @@ enum Metric: Int, CaseIterable {
     case bulkRate, bulkSeconds, commitP50, commitP99, readRate, scanRate, deleteRate, fileBytes,
          fileBytesAfterDeletes, concurrentRate, openWall, openNet, openInChild, closeInChild
 
-    enum Unit { case rate, seconds, millis, bytes }
-
-    var unit: Unit {
+    var unit: BenchUnit {
         switch self {
         case .bulkRate, .readRate, .scanRate, .deleteRate, .concurrentRate: .rate
         case .bulkSeconds: .seconds
@@ -94,10 +93,6 @@ struct Options {
 }
 
 func secs(_ x: Double) -> String { String(format: "%.2f", x) }
-
-func progress(_ s: String) {
-    FileHandle.standardError.write(Data((s + "\n").utf8))
-}
 
 /// Runs every workload once against `S` in a fresh directory under `root`, filling in `f` as it
 /// goes (so that the figures before a failure are kept).

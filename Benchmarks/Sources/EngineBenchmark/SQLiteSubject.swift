@@ -22,6 +22,7 @@
 // connection); concurrent writers serialize on SQLite's write lock, waiting in its busy handler.
 
 import CSQLite
+import BenchmarkSupport
 import Foundation
 
 final class SQLiteSubject: Subject {

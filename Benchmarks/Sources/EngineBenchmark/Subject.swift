@@ -3,6 +3,7 @@
 // another's, and every read copies the value out into a new [UInt8] — what DocStore's API returns —
 // so that no engine is timed doing less work than the others.
 
+import BenchmarkSupport
 import Foundation
 
 /// How a store is opened.
@@ -43,28 +44,6 @@ protocol Subject: AnyObject {
     /// Reads one key (in a new read transaction); returns the value's length, or nil.
     func readOne(_ key: [UInt8]) throws -> Int?
     func close() throws
-}
-
-struct BenchError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
-}
-
-/// Monotonic nanoseconds.
-@inline(__always) func nowNanos() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
-
-/// Seconds `body` took.
-func timed(_ body: () throws -> Void) rethrows -> Double {
-    let start = nowNanos()
-    try body()
-    return Double(nowNanos() - start) / 1e9
-}
-
-/// The size of a regular file, 0 if it does not exist.
-func fileSize(_ path: String) -> UInt64 {
-    var st = stat()
-    guard stat(path, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return 0 }
-    return UInt64(st.st_size)
 }
 
 /// Collects errors from worker threads.

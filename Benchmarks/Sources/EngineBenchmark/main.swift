@@ -8,6 +8,7 @@
 //   __open-read ENGINE DIR HEX    opens a store, reads one key, prints the times
 // See Benchmarks/README.md for what each workload measures.
 
+import BenchmarkSupport
 import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())

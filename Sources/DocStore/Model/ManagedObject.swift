@@ -6,9 +6,11 @@
 //   values    by slot (EntityInfo); empty while the object is a fault. To-one relationships hold
 //             `.reference(key)`; to-many relationships live in `toMany`, loaded lazily.
 //   flags     fault / inserted / updated / deleted / invalidated.
-// The object holds its context weakly and the context holds unchanged objects weakly, so objects
-// the app no longer references are released; relationships hold keys, never objects, so two
-// related objects form no retain cycle.
+// The object holds its context strongly (an object the app keeps keeps its context usable) and
+// the context holds unchanged objects unretained, so objects the app no longer references are
+// released, and the context with them once none is left; relationships hold keys, never
+// objects, so two related objects form no retain cycle. A context with unsaved changes and its
+// changed objects keep each other alive until save, rollback or reset.
 
 import Foundation
 import Observation
@@ -60,7 +62,7 @@ public struct _$FaultToken {
 open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     final var entityInfo: EntityInfo?
     final var key: UInt64 = 0
-    final weak var context: Context?
+    final var context: Context?
     final var flags: ObjectFlags = []
     final var values: [StoredValue] = []
     final var toMany: [Int: ToManyState]? = nil

@@ -180,6 +180,17 @@ public final class Store: Sendable {
 
     // MARK: - Keys
 
+    /// The ID of the object `number` (1, 2, 3, … in insert order) of the entity `entityName`,
+    /// as its URI shows it (`docstore://<store>/Note/42`).
+    ///
+    /// - Throws: ``DocStoreError/Code/invalidObjectID`` for an unknown entity or a number out of range.
+    public func objectID(forEntityName entityName: String, number: UInt64) throws(DocStoreError) -> ObjectID {
+        guard let entity = model.entity(named: entityName), number > 0, number <= PrimaryKey.sequenceMask else {
+            throw DocStoreError(.invalidObjectID, "no object \(number) of entity \(entityName) can exist in this store", entity: entityName)
+        }
+        return ObjectID(store: identifier, entity: entity.name, key: PrimaryKey.make(entity: entity.id, sequence: number))
+    }
+
     /// Hands out the next primary key of `entity`. Keys are never reused: one handed out and
     /// never saved leaves a gap.
     func nextKey(for entity: EntityInfo) -> UInt64 {

@@ -1,0 +1,130 @@
+// DocStore under test: the notes model as @Model classes, used through a context as an app
+// would — objects inserted and related, one save; fetches by ID, whole-entity fetches and
+// relationship reads through objects. The store is durable (`.full`): save returns once synced.
+
+import DocStore
+import Foundation
+
+@Model final class Folder: ManagedObject {
+    var name: String = ""
+    @Relationship(deleteRule: .cascade, inverse: \Note.folder) var notes: Set<Note> = []
+}
+
+@Model final class Note: ManagedObject {
+    var title: String = ""
+    var body: String = ""
+    @Attribute(.indexed) var createdAt: Date = Date(timeIntervalSinceReferenceDate: 0)
+    var updatedAt: Date = Date(timeIntervalSinceReferenceDate: 0)
+    var isRead: Bool = false
+    var folder: Folder?
+    var tags: Set<Tag> = []
+}
+
+@Model final class Tag: ManagedObject {
+    var name: String = ""
+    @Relationship(inverse: \Note.tags) var notes: Set<Note> = []
+}
+
+final class DocStoreNotes: NotesSubject {
+    static let name = "DocStore"
+    let store: Store
+
+    init(directory: String, create: Bool) throws {
+        store = try Store(url: URL(fileURLWithPath: directory + "/notes.docstore"), models: [Folder.self, Note.self, Tag.self])
+    }
+
+    func insertAll(_ data: NotesData) throws {
+        let context = Context(store: store)
+        let folders = data.folderNames.map { name in
+            let f = Folder()
+            f.name = name
+            return f
+        }
+        let tags = data.tagNames.map { name in
+            let t = Tag()
+            t.name = name
+            return t
+        }
+        for f in folders { try context.insert(f) }
+        for t in tags { try context.insert(t) }
+        for n in data.notes {
+            let note = Note()
+            note.title = n.title
+            note.body = n.body
+            note.createdAt = n.createdAt
+            note.updatedAt = n.updatedAt
+            note.isRead = n.isRead
+            try context.insert(note)
+            note.folder = folders[n.folder - 1]
+            note.tags = [tags[n.tags[0] - 1], tags[n.tags[1] - 1]]
+        }
+        try context.save()
+    }
+
+    func note(_ id: Int, in context: Context) throws -> Note? {
+        try context.object(with: store.objectID(forEntityName: "Note", number: UInt64(id))) as? Note
+    }
+
+    func fetchByID(_ ids: [Int]) throws -> Int {
+        let context = Context(store: store)
+        var total = 0
+        for id in ids { total += try note(id, in: context)?.title.count ?? 0 }
+        return total
+    }
+
+    func fetchAllReadingEverything() throws -> Int {
+        let context = Context(store: store)
+        var count = 0
+        for note in try context.fetch(Note.self) {
+            if !note.title.isEmpty && !note.body.isEmpty && note.createdAt < note.updatedAt { count += 1 }
+            _ = note.isRead
+        }
+        return count
+    }
+
+    func folderNotes(_ folders: Int) throws -> Int {
+        try notesSeen(through: Folder.self, count: folders) { $0.notes }
+    }
+
+    func tagNotes(_ tags: Int) throws -> Int {
+        try notesSeen(through: Tag.self, count: tags) { $0.notes }
+    }
+
+    /// For objects 1…count of `type`, the notes of each (reading their titles).
+    private func notesSeen<T: ManagedObject>(through type: T.Type, count: Int, _ notes: (T) -> Set<Note>) throws -> Int {
+        let context = Context(store: store)
+        var seen = 0
+        for id in 1...count {
+            guard let owner = try context.object(with: store.objectID(forEntityName: String(describing: type), number: UInt64(id))) as? T else { continue }
+            for note in notes(owner) where !note.title.isEmpty { seen += 1 }
+        }
+        return seen
+    }
+
+    func delete(_ ids: [Int]) throws {
+        let context = Context(store: store)
+        for id in ids {
+            if let note = try note(id, in: context) { try context.delete(note) }
+        }
+        try context.save()
+    }
+
+    func fetchOne(_ id: Int) throws -> String {
+        try note(id, in: Context(store: store))?.title ?? ""
+    }
+
+    func close() throws { try store.close() }
+
+    /// Bytes of memory per fault: `count` notes made as faults (not loaded) and held.
+    func faultBytes(_ count: Int) throws -> Double {
+        let context = Context(store: store)
+        let before = residentBytes()
+        var held: [ManagedObject] = []
+        held.reserveCapacity(count)
+        for id in 1...count { held.append(try context.object(with: store.objectID(forEntityName: "Note", number: UInt64(id)))) }
+        let after = residentBytes()
+        guard held.allSatisfy(\.isFault) else { throw BenchmarkFailure("fault cost: objects were loaded") }
+        // The array of references (8 bytes each) is the caller's, not the faults'.
+        return Double(after - before) / Double(count) - 8
+    }
+}

@@ -1,0 +1,130 @@
+// SQLite through GRDB, with idiomatic Codable records — what a Swift developer would write: a
+// DatabasePool (WAL), the schema through GRDB's migrations-style table definitions with foreign
+// keys (cascading from notes to their tag links), records inserted with `insert(db)`, fetched
+// with `fetchOne(db, key:)`, `fetchAll(db)` and `filter(…)`, deleted with `deleteOne(db, key:)`.
+
+import Foundation
+import GRDB
+
+struct FolderRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "folder"
+    var id: Int64
+    var name: String
+}
+
+struct TagRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "tag"
+    var id: Int64
+    var name: String
+}
+
+struct NoteRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "note"
+    var id: Int64
+    var title: String
+    var body: String
+    var createdAt: Date
+    var updatedAt: Date
+    var isRead: Bool
+    var folderId: Int64?
+}
+
+struct NoteTagRecord: Codable, FetchableRecord, PersistableRecord, Sendable {
+    static let databaseTableName = "noteTag"
+    var noteId: Int64
+    var tagId: Int64
+}
+
+final class GRDBNotes: NotesSubject {
+    static let name = "GRDB"
+    let pool: DatabasePool
+
+    init(directory: String, create: Bool) throws {
+        pool = try DatabasePool(path: directory + "/notes-grdb.sqlite")
+        guard create else { return }
+        try pool.write { db in
+            try db.create(table: "folder") { t in
+                t.primaryKey("id", .integer)
+                t.column("name", .text).notNull()
+            }
+            try db.create(table: "tag") { t in
+                t.primaryKey("id", .integer)
+                t.column("name", .text).notNull()
+            }
+            try db.create(table: "note") { t in
+                t.primaryKey("id", .integer)
+                t.column("title", .text).notNull()
+                t.column("body", .text).notNull()
+                t.column("createdAt", .datetime).notNull().indexed()
+                t.column("updatedAt", .datetime).notNull()
+                t.column("isRead", .boolean).notNull()
+                t.column("folderId", .integer).references("folder", onDelete: .cascade).indexed()
+            }
+            try db.create(table: "noteTag") { t in
+                t.column("noteId", .integer).notNull().references("note", onDelete: .cascade)
+                t.column("tagId", .integer).notNull().references("tag", onDelete: .cascade)
+                t.primaryKey(["noteId", "tagId"])
+            }
+            try db.create(index: "noteTag_tag", on: "noteTag", columns: ["tagId", "noteId"])
+        }
+    }
+
+    func insertAll(_ data: NotesData) throws {
+        try pool.write { db in
+            for (i, name) in data.folderNames.enumerated() { try FolderRecord(id: Int64(i + 1), name: name).insert(db) }
+            for (i, name) in data.tagNames.enumerated() { try TagRecord(id: Int64(i + 1), name: name).insert(db) }
+            for (i, n) in data.notes.enumerated() {
+                let id = Int64(i + 1)
+                try NoteRecord(id: id, title: n.title, body: n.body, createdAt: n.createdAt, updatedAt: n.updatedAt,
+                               isRead: n.isRead, folderId: Int64(n.folder)).insert(db)
+                for t in n.tags { try NoteTagRecord(noteId: id, tagId: Int64(t)).insert(db) }
+            }
+        }
+    }
+
+    func fetchByID(_ ids: [Int]) throws -> Int {
+        try pool.read { db in
+            var total = 0
+            for id in ids { total += try NoteRecord.fetchOne(db, key: id)?.title.count ?? 0 }
+            return total
+        }
+    }
+
+    func fetchAllReadingEverything() throws -> Int {
+        try pool.read { db in
+            try NoteRecord.fetchAll(db).filter { !$0.title.isEmpty && !$0.body.isEmpty && $0.createdAt < $0.updatedAt }.count
+        }
+    }
+
+    func folderNotes(_ folders: Int) throws -> Int {
+        try pool.read { db in
+            var seen = 0
+            for id in 1...folders {
+                seen += try NoteRecord.filter(Column("folderId") == id).fetchAll(db).filter { !$0.title.isEmpty }.count
+            }
+            return seen
+        }
+    }
+
+    func tagNotes(_ tags: Int) throws -> Int {
+        try pool.read { db in
+            var seen = 0
+            for id in 1...tags {
+                seen += try NoteRecord.fetchAll(db, sql: "SELECT note.* FROM note JOIN noteTag ON noteTag.noteId = note.id WHERE noteTag.tagId = ?", arguments: [id]).filter { !$0.title.isEmpty }.count
+            }
+            return seen
+        }
+    }
+
+    func delete(_ ids: [Int]) throws {
+        try pool.write { db in
+            for id in ids { _ = try NoteRecord.deleteOne(db, key: id) }
+        }
+    }
+
+    func fetchOne(_ id: Int) throws -> String {
+        try pool.read { db in try NoteRecord.fetchOne(db, key: id)?.title ?? "" }
+    }
+
+    func close() throws { try pool.close() }
+}

@@ -1,0 +1,22 @@
+// ObjectBenchmark: the notes model (issue #3) through DocStore's object layer, raw SQLite (C API,
+// prepared statements) and GRDB (Codable records), in one run; prints a Markdown table with the
+// ratios DocStore ÷ SQLite and DocStore ÷ GRDB, and each workload's peak memory.
+//
+//   ObjectBenchmark [--scale S] [--repeat K] [--only DocStore,SQLite,GRDB]
+//
+// Hidden subcommands (the binary starts itself for each workload): __noop, __workload, __open.
+
+import BenchmarkSupport
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "__noop" { exit(0) }
+if arguments.first == "__workload" { exit(childWorkload(Array(arguments.dropFirst()))) }
+if arguments.first == "__open" { exit(childOpen(Array(arguments.dropFirst()))) }
+
+do {
+    exit(try runObjectBenchmark(arguments))
+} catch {
+    FileHandle.standardError.write(Data("ObjectBenchmark: \(error)\n".utf8))
+    exit(2)
+}
