@@ -30,12 +30,13 @@ extension Context {
         let objects = Array(changed.values)
         var inserted = Set<UInt32>()
         try store.write { txn in
-            // W2: old index entries out first.
+            // Phase 1, reads and deletes. W2: old index entries out first.
             for o in objects where !o.isInserted {
                 guard let entity = o.entityInfo, o.isDeleted || o.flags.contains(.recordChanged) else { continue }
                 try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
             }
-            for o in objects {
+            var batch = WriteBatch()
+            for o in objects.sorted(by: { $0.key < $1.key }) {
                 guard let entity = o.entityInfo else { continue }
                 if o.isDeleted {
                     if o.isInserted { continue }
@@ -44,18 +45,20 @@ extension Context {
                     continue
                 }
                 if o.isInserted || o.flags.contains(.recordChanged) {
-                    try txn.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
-                    try addIndexEntries(of: o, entity, txn)
+                    batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                    addIndexEntries(of: o, entity, to: &batch)
                     if o.isInserted { inserted.insert(entity.id) }
                 }
                 for (slot, state) in o.toMany ?? [:] where state.hasChanges {
-                    try writeLinks(of: o, entity.properties[slot], state, txn)
+                    try writeLinks(of: o, entity.properties[slot], state, txn, &batch)
                 }
             }
             for id in inserted {
-                try txn.put(withUnsafeBytes(of: store.highestSequence(of: id).littleEndian) { Array($0) },
-                            for: Catalog.sequenceKey(id), in: Catalog.tree)
+                batch.put(withUnsafeBytes(of: store.highestSequence(of: id).littleEndian) { Array($0) },
+                          for: Catalog.sequenceKey(id), in: Catalog.tree)
             }
+            // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
+            try batch.apply(txn, model: store.model)
         }
 
         // S1: the transaction committed; now the context catches up.
@@ -149,9 +152,10 @@ extension Context {
             if let lo = a.minimum, number < lo { return "\(value) is below the minimum \(lo)" }
             if let hi = a.maximum, number > hi { return "\(value) is above the maximum \(hi)" }
         }
+        let limited = a.minLength != nil || a.maxLength != nil
         let length: Int? = switch value {
-        case .string(let s): s.count
-        case .data(let d): d.count
+        case .string(let s) where limited: s.count      // characters: O(n), so only when limited
+        case .data(let d) where limited: d.count
         default: nil
         }
         if let length {
@@ -211,17 +215,14 @@ extension Context {
         }
     }
 
-    private func addIndexEntries(of o: ManagedObject, _ entity: EntityInfo, _ txn: WriteTransaction) throws {
+    private func addIndexEntries(of o: ManagedObject, _ entity: EntityInfo, to batch: inout WriteBatch) {
         for p in entity.properties {
             guard let tree = p.indexTree, let a = p.attribute,
                   let k = Self.indexKey(o.values[p.slot], unique: a.isUnique, key: o.key) else { continue }
             if a.isUnique {
-                if let owner = try txn.get(k, in: tree), let other = PrimaryKey.read(owner), other != o.key {
-                    throw DocStoreError(.uniqueConstraint, "\(entity.name).\(p.name) must be unique, and \(o.values[p.slot]) is already used by \(entity.name)/\(other & PrimaryKey.sequenceMask)", entity: entity.name, property: p.name)
-                }
-                try txn.put(PrimaryKey.bytes(o.key), for: k, in: tree)
+                batch.putUnique(o.key, for: k, in: tree, entity: entity.name, property: p.name, value: o.values[p.slot])
             } else {
-                try txn.put([], for: k, in: tree)
+                batch.put([], for: k, in: tree)
             }
         }
     }
@@ -238,14 +239,15 @@ extension Context {
         for k in doomed { _ = try txn.delete(k, in: p.linkTree) }
     }
 
-    private func writeLinks(of o: ManagedObject, _ p: PropertyInfo, _ state: ToManyState, _ txn: WriteTransaction) throws {
-        if p.relationship?.isOrdered == true {
+    private func writeLinks(of o: ManagedObject, _ p: PropertyInfo, _ state: ToManyState, _ txn: WriteTransaction,
+                            _ batch: inout WriteBatch) throws {
+        if p.isOrdered {
             try deleteLinks(of: o.key, p, txn)
             let members = try state.members ?? members(of: o, p)
             for (i, target) in members.enumerated() {
                 var k = PrimaryKey.bytes(o.key)
                 PrimaryKey.appendBytes(UInt64(i + 1) << 16, to: &k)
-                try txn.put(PrimaryKey.bytes(target), for: k, in: p.linkTree)
+                batch.put(PrimaryKey.bytes(target), for: k, in: p.linkTree)
             }
             return
         }
@@ -253,7 +255,45 @@ extension Context {
             _ = try txn.delete(PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
         }
         for target in state.added {
-            try txn.put([], for: PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
+            batch.put([], for: PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
+        }
+    }
+}
+
+/// The puts of a save, grouped by tree (W1): the engine applies consecutive puts to one tree
+/// sorted, so a save writes each tree's entries in one ordered run rather than interleaving
+/// records, links and index entries. Unique index entries are checked against the store and
+/// against each other before anything is put.
+struct WriteBatch {
+    private var puts: [String: [(key: [UInt8], value: [UInt8])]] = [:]
+    private var uniques: [String: [[UInt8]: (owner: UInt64, entity: String, property: String, value: StoredValue)]] = [:]
+    private var conflict: DocStoreError?
+
+    mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
+        puts[tree, default: []].append((key, value))
+    }
+
+    mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, entity: String, property: String, value: StoredValue) {
+        if let other = uniques[tree]?[key], other.owner != owner, conflict == nil {
+            conflict = DocStoreError(.uniqueConstraint, "\(entity).\(property) must be unique, and \(value) is given to both \(entity)/\(other.owner & PrimaryKey.sequenceMask) and \(entity)/\(owner & PrimaryKey.sequenceMask)", entity: entity, property: property)
+        }
+        uniques[tree, default: [:]][key] = (owner, entity, property, value)
+    }
+
+    func apply(_ txn: WriteTransaction, model: StoreModel) throws {
+        if let conflict { throw conflict }
+        for tree in uniques.keys.sorted() {
+            for (key, u) in uniques[tree] ?? [:] {
+                if let stored = try txn.get(key, in: tree), let other = PrimaryKey.read(stored), other != u.owner {
+                    throw DocStoreError(.uniqueConstraint, "\(u.entity).\(u.property) must be unique, and \(u.value) is already used by \(u.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.entity, property: u.property)
+                }
+            }
+        }
+        for tree in uniques.keys.sorted() {
+            for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
+        }
+        for tree in puts.keys.sorted() {
+            for (key, value) in puts[tree] ?? [] { try txn.put(value, for: key, in: tree) }
         }
     }
 }

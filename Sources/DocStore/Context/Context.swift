@@ -90,9 +90,9 @@ public final class Context {
     }
 
     /// Checks that `object` belongs to this context.
-    func check(_ object: ManagedObject, _ what: String) throws(DocStoreError) {
+    func check(_ object: ManagedObject, _ what: @autoclosure () -> String) throws(DocStoreError) {
         guard object.context === self, object.key != 0 else {
-            throw DocStoreError(.wrongContext, "\(what): \(object) belongs to \(object.context == nil ? "no context" : "another context")", entity: object.entityInfo?.name)
+            throw DocStoreError(.wrongContext, "\(what()): \(object) belongs to \(object.context == nil ? "no context" : "another context")", entity: object.entityInfo?.name)
         }
     }
 
@@ -126,8 +126,9 @@ public final class Context {
         guard object.key == 0, object.context == nil else {
             throw DocStoreError(.wrongContext, "\(object) already belongs to another context", entity: object.entityInfo?.name)
         }
-        let className = object.entityInfo?.name ?? type(of: object)._$entityDescription?.name ?? String(describing: type(of: object))
-        guard let entity = store.model.entity(named: className), !entity.description.isAbstract else {
+        let className = object.entityInfo?.name ?? String(describing: type(of: object))
+        guard let entity = object.entityInfo ?? store.model.entity(ofClass: type(of: object)),
+              !entity.description.isAbstract else {
             throw DocStoreError(.unknownProperty, "the store's schema has no concrete entity \"\(className)\"", entity: className)
         }
         guard entity.objectClass == type(of: object) else {

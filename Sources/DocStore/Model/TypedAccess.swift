@@ -163,8 +163,18 @@ public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slo
     writeObjects(object, slot, keyPath, value, toOne: false)
 }
 
+/// Runs `mutation`, telling observers of `keyPath` if anyone can be observing: an object whose
+/// registrar was never made has never been read, so no observation can be tracking it.
+private func mutate<Root: ManagedObject, V>(_ object: Root, _ keyPath: KeyPath<Root, V>, _ mutation: () -> Void) {
+    if let registrar = object.registrar {
+        registrar.withMutation(of: object, keyPath: keyPath, mutation)
+    } else {
+        mutation()
+    }
+}
+
 private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ value: StoredValue) {
-    object.observationRegistrar.withMutation(of: object, keyPath: keyPath) {
+    mutate(object, keyPath) {
         guard let context = object.context, object.key != 0 else {
             if slot >= object.values.count { object.values += [StoredValue](repeating: .null, count: slot + 1 - object.values.count) }
             object.values[slot] = value
@@ -177,7 +187,7 @@ private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ 
 }
 
 private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ targets: [ManagedObject], toOne: Bool) {
-    object.observationRegistrar.withMutation(of: object, keyPath: keyPath) {
+    mutate(object, keyPath) {
         guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
             var links = object.unattachedLinks ?? [:]
             links[slot] = targets

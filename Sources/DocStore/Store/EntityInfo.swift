@@ -15,8 +15,9 @@ enum PropertyKind: Sendable {
     case toMany(RelationshipDescription)
 }
 
-/// One property of an entity as the store uses it.
-struct PropertyInfo: Sendable {
+/// One property of an entity as the store uses it (a class: hot paths pass it around without
+/// copying its descriptions).
+final class PropertyInfo: Sendable {
     let name: String
     let slot: Int
     let fieldID: UInt32
@@ -30,6 +31,25 @@ struct PropertyInfo: Sendable {
     /// Indexed or unique attributes: the index tree.
     let indexTree: String?
 
+    init(name: String, slot: Int, fieldID: UInt32, kind: PropertyKind, destination: Int, inverseSlot: Int,
+         linkTree: String, indexTree: String?) {
+        self.name = name
+        self.slot = slot
+        self.fieldID = fieldID
+        self.kind = kind
+        self.destination = destination
+        self.inverseSlot = inverseSlot
+        self.linkTree = linkTree
+        self.indexTree = indexTree
+        isToMany = if case .toMany = kind { true } else { false }
+        isToOne = if case .toOne = kind { true } else { false }
+        isOrdered = if case .toMany(let r) = kind { r.isOrdered } else { false }
+    }
+
+    let isToMany: Bool
+    let isToOne: Bool
+    let isOrdered: Bool
+
     var attribute: AttributeDescription? { if case .attribute(let a) = kind { a } else { nil } }
     var relationship: RelationshipDescription? {
         switch kind {
@@ -37,8 +57,6 @@ struct PropertyInfo: Sendable {
         case .toOne(let r), .toMany(let r): r
         }
     }
-    var isToMany: Bool { if case .toMany = kind { true } else { false } }
-    var isToOne: Bool { if case .toOne = kind { true } else { false } }
     /// Stored in the record: attributes and to-one relationships.
     var isStoredInRecord: Bool { !isToMany }
 }
@@ -93,6 +111,8 @@ struct StoreModel: Sendable {
     let entities: [EntityInfo]
     let byName: [String: Int]
     let byID: [UInt32: Int]
+    /// Model classes → their entity.
+    let byClass: [ObjectIdentifier: Int]
 
     func entity(named name: String) -> EntityInfo? { byName[name].map { entities[$0] } }
 
@@ -164,5 +184,15 @@ struct StoreModel: Sendable {
         var ids: [UInt32: Int] = [:]
         for (i, info) in infos.enumerated() { ids[info.id] = i }
         byID = ids
+        var classes: [ObjectIdentifier: Int] = [:]
+        for (i, info) in infos.enumerated() where info.objectClass != ManagedObject.self {
+            classes[ObjectIdentifier(info.objectClass)] = i
+        }
+        byClass = classes
+    }
+
+    /// The entity of a model class's objects.
+    func entity(ofClass type: ManagedObject.Type) -> EntityInfo? {
+        byClass[ObjectIdentifier(type)].map { entities[$0] }
     }
 }
