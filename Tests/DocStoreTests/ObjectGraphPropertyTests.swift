@@ -1,5 +1,5 @@
 // The property test of issue #3: a fixed-seed random sequence of inserts, deletes, relationship
-// edits (from either side), saves, rollbacks and reopenings, checked after every step against a
+// edits (from either side), undos and redos, saves, rollbacks and reopenings, checked after every step against a
 // plain in-memory model of the graph: every attribute, both sides of every relationship (the
 // ordered Folder.notes in order), delete rules (Folder.notes cascades, Note.tags and Note.folder
 // nullify), and no dangling references. A failure names the seed, the step and the operation.
@@ -47,6 +47,9 @@ import Testing
         let url = FileManager.default.temporaryDirectory.appendingPathComponent("graph-\(seed)-\(UUID().uuidString).docstore")
         var store = try Store(url: url, schema: Self.schema, durability: .off)
         var context = Context(store: store)
+        context.undoManager = UndoManager()
+        var undoModels: [Model] = []   // the model before each undoable step since the last save
+        var redoModels: [Model] = []
         var rng = SplitMix64(seed: seed)
         var saved = Model()
         var pending = Model()
@@ -61,8 +64,10 @@ import Testing
 
         for step in 0..<300 {
             counter += 1
-            let roll = rng.next() % 100
+            let roll = rng.next() % 108
             var op = ""
+            let before = pending
+            context.undoManager?.beginUndoGrouping()
             switch roll {
             case 0..<8:
                 op = "insert folder"
@@ -89,7 +94,7 @@ import Testing
                 try t.setValue("t\(counter)", forKey: "name")
                 pending.tags[try #require(t.objectID)] = ("t\(counter)", [])
             case 31..<46:
-                guard let n = pick(pending.notes.keys) else { continue }
+                guard let n = pick(pending.notes.keys) else { break }
                 let f = rng.next() % 4 == 0 ? nil : pick(pending.folders.keys)
                 if let f, rng.next() % 2 == 0 {
                     op = "append \(n) to \(f).notes"
@@ -104,7 +109,7 @@ import Testing
                 }
                 pending.setFolder(n, f)
             case 46..<60:
-                guard let n = pick(pending.notes.keys), let t = pick(pending.tags.keys) else { continue }
+                guard let n = pick(pending.notes.keys), let t = pick(pending.tags.keys) else { break }
                 let on = !(pending.notes[n]?.tags.contains(t) ?? false)
                 let fromNote = rng.next() % 2 == 0
                 op = "\(on ? "link" : "unlink") \(n) and \(t) from the \(fromNote ? "note" : "tag")"
@@ -116,45 +121,75 @@ import Testing
                     pending.notes[n]?.tags.remove(t); pending.tags[t]?.notes.remove(n)
                 }
             case 60..<66:
-                guard let n = pick(pending.notes.keys) else { continue }
+                guard let n = pick(pending.notes.keys) else { break }
                 op = "retitle \(n)"
                 try object(n).setValue("r\(counter)", forKey: "title")
                 pending.notes[n]?.title = "r\(counter)"
             case 66..<72:
-                guard let n = pick(pending.notes.keys) else { continue }
+                guard let n = pick(pending.notes.keys) else { break }
                 op = "delete \(n)"
                 try context.delete(try object(n))
                 pending.deleteNote(n)
             case 72..<75:
-                guard let f = pick(pending.folders.keys) else { continue }
+                guard let f = pick(pending.folders.keys) else { break }
                 op = "delete \(f) (cascade)"
                 try context.delete(try object(f))
                 for n in pending.folders[f]?.notes ?? [] { pending.deleteNote(n) }
                 pending.folders.removeValue(forKey: f)
             case 75..<78:
-                guard let t = pick(pending.tags.keys) else { continue }
+                guard let t = pick(pending.tags.keys) else { break }
                 op = "delete \(t) (nullify)"
                 try context.delete(try object(t))
                 for n in pending.tags[t]?.notes ?? [] { pending.notes[n]?.tags.remove(t) }
                 pending.tags.removeValue(forKey: t)
+            case 100..<105:
+                op = "undo"
+                context.undoManager?.endUndoGrouping()
+                if let last = undoModels.popLast() {
+                    context.undoManager?.undo()
+                    redoModels.append(pending)
+                    pending = last
+                }
+            case 105..<108:
+                op = "redo"
+                context.undoManager?.endUndoGrouping()
+                if let next = redoModels.popLast() {
+                    context.undoManager?.redo()
+                    undoModels.append(pending)
+                    pending = next
+                }
             case 78..<90:
                 op = "save"
+                context.undoManager?.endUndoGrouping()
                 try context.save()
                 saved = pending
             case 90..<95:
                 op = "rollback"
+                context.undoManager?.endUndoGrouping()
                 context.rollback()
                 pending = saved
                 keep.removeAll { $0.isInvalidated }
             default:
                 op = "reopen"
+                context.undoManager?.endUndoGrouping()
                 keep = []
                 if rng.next() % 2 == 0 {
                     try store.close()
                     store = try Store(url: url, schema: Self.schema, durability: .off)
                 }
                 context = Context(store: store)
+                context.undoManager = UndoManager()
                 pending = saved
+            }
+            if op.hasPrefix("save") || op.hasPrefix("rollback") || op.hasPrefix("reopen") {
+                undoModels = []
+                redoModels = []
+            } else if op != "undo" && op != "redo" {
+                context.undoManager?.endUndoGrouping()
+                if before != pending {
+                    undoModels.append(before)
+                    redoModels = []
+                }
             }
             let seen = try observe(context, pending)
             #expect(seen == pending, "seed \(seed), step \(step), after \(op)")

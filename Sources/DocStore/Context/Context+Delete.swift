@@ -18,6 +18,10 @@ extension Context {
     /// - Throws: ``DocStoreError/Code/wrongContext`` for an object of another context;
     ///   ``DocStoreError/Code/storage`` if loading a relationship failed (nothing is deleted then).
     public func delete(_ object: ManagedObject) throws(DocStoreError) {
+        try undoable { () throws(DocStoreError) in try deleteNow(object) }
+    }
+
+    private func deleteNow(_ object: ManagedObject) throws(DocStoreError) {
         try check(object, "deleting")
         if object.isDeleted { return }
         // Work on a copy of the state, so a failure leaves the context as it was.

@@ -64,6 +64,10 @@ extension Context {
 
     /// Sets a to-one relationship, updating the inverse of the old and new targets.
     func setToOne(_ target: ManagedObject?, of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
+        try undoable { () throws(DocStoreError) in try setToOneNow(target, of: object, p) }
+    }
+
+    private func setToOneNow(_ target: ManagedObject?, of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
         try check(object, "setting \(p.name)")
         if let target {
             try checkTarget(target, for: p, of: object)
@@ -75,6 +79,10 @@ extension Context {
 
     /// Replaces a to-many relationship's members (in this order, if it is ordered).
     func setToMany(_ targets: [ManagedObject], of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
+        try undoable { () throws(DocStoreError) in try setToManyNow(targets, of: object, p) }
+    }
+
+    private func setToManyNow(_ targets: [ManagedObject], of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
         try check(object, "setting \(p.name)")
         for target in targets { try checkTarget(target, for: p, of: object) }
         let current = try members(of: object, p)

@@ -62,6 +62,7 @@ extension Context {
         }
 
         // S1: the transaction committed; now the context catches up.
+        undo?.removeAllActions()
         changed = [:]
         committed = [:]
         for o in objects {

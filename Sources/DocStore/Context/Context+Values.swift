@@ -13,6 +13,7 @@ extension Context {
     func willChange(_ object: ManagedObject, record: Bool = true) throws(DocStoreError) {
         if record { try fulfill(object) }
         if journal != nil { recordInJournal(object) }
+        if undo?.open != nil { recordForUndo(object) }
         if object.isDeleted && !isPropagatingDelete {
             throw DocStoreError(.objectDeleted, "\(object) is deleted; it cannot be changed", entity: object.entityInfo?.name)
         }
@@ -45,6 +46,10 @@ extension Context {
     }
 
     func setValue(_ value: Any?, of object: ManagedObject, property p: PropertyInfo) throws(DocStoreError) {
+        try undoable { () throws(DocStoreError) in try setValueNow(value, of: object, property: p) }
+    }
+
+    private func setValueNow(_ value: Any?, of object: ManagedObject, property p: PropertyInfo) throws(DocStoreError) {
         switch p.kind {
         case .attribute(let a):
             guard let stored = StoredValue.converting(value, to: a.type) else {
@@ -78,6 +83,10 @@ extension Context {
 
     /// Sets an attribute's stored value.
     func setStored(_ value: StoredValue, of object: ManagedObject, slot: Int) throws(DocStoreError) {
+        try undoable { () throws(DocStoreError) in try setStoredNow(value, of: object, slot: slot) }
+    }
+
+    private func setStoredNow(_ value: StoredValue, of object: ManagedObject, slot: Int) throws(DocStoreError) {
         try fulfill(object)
         if object.values[slot] == value { return }
         try willChange(object)

@@ -48,6 +48,8 @@ public final class Context {
     var isPropagatingDelete = false
     /// Open while a delete runs, to undo it if it fails (Context+Delete.swift).
     var journal: Journal?
+    /// The undo manager, if any (UndoManager.swift).
+    var undo: UndoManager?
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {
@@ -106,6 +108,10 @@ public final class Context {
     ///   it is abstract.
     @discardableResult
     public func insertObject(forEntityName entityName: String) throws(DocStoreError) -> ManagedObject {
+        try undoable { () throws(DocStoreError) in try insertNewObject(entityName) }
+    }
+
+    private func insertNewObject(_ entityName: String) throws(DocStoreError) -> ManagedObject {
         guard let entity = store.model.entity(named: entityName), !entity.description.isAbstract else {
             throw DocStoreError(.unknownProperty, "the schema has no concrete entity \"\(entityName)\"", entity: entityName)
         }
@@ -119,6 +125,10 @@ public final class Context {
     /// - Throws: ``DocStoreError/Code/wrongContext`` if it is in another context;
     ///   ``DocStoreError/Code/unknownProperty`` if its class is not in the store's schema.
     public func insert(_ object: ManagedObject) throws(DocStoreError) {
+        try undoable { () throws(DocStoreError) in try insertObject(object) }
+    }
+
+    private func insertObject(_ object: ManagedObject) throws(DocStoreError) {
         if object.context === self, object.key != 0 {
             if object.isDeleted, object.isInserted == false { undelete(object) }
             return
@@ -145,7 +155,7 @@ public final class Context {
         guard let links = object.unattachedLinks, let entity = object.entityInfo else { return }
         object.unattachedLinks = nil
         for (slot, targets) in links.sorted(by: { $0.key < $1.key }) where slot < entity.properties.count {
-            for target in targets where target.context == nil && target.key == 0 { try insert(target) }
+            for target in targets where target.context == nil && target.key == 0 { try insertObject(target) }
             let p = entity.properties[slot]
             if p.isToOne { try setToOne(targets.first, of: object, p) } else { try setToMany(targets, of: object, p) }
         }
@@ -170,6 +180,7 @@ public final class Context {
         }
         registry[object.key] = Unmanaged.passUnretained(object)
         changed[object.key] = object
+        recordForUndo(object, isNew: true)
         object.awakeFromInsert()
     }
 
@@ -255,6 +266,7 @@ public final class Context {
     /// Discards every unsaved change: inserted objects leave the context (invalidated), deleted
     /// ones come back, changed values return to their saved state.
     public func rollback() {
+        undo?.removeAllActions()
         let objects = changed
         changed = [:]
         for (key, object) in objects {
@@ -278,6 +290,7 @@ public final class Context {
 
     /// Forgets every object: all become invalid for this context, unsaved changes are lost.
     public func reset() {
+        undo?.removeAllActions()
         for (_, ref) in registry {
             let object = ref.takeUnretainedValue()
             object.willTurnIntoFault()

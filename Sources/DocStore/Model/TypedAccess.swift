@@ -195,8 +195,10 @@ private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _
             return
         }
         do throws(DocStoreError) {
-            for target in targets where target.context == nil && target.key == 0 { try context.insert(target) }
-            if toOne { try context.setToOne(targets.first, of: object, p) } else { try context.setToMany(targets, of: object, p) }
+            try context.undoable { () throws(DocStoreError) in
+                for target in targets where target.context == nil && target.key == 0 { try context.insert(target) }
+                if toOne { try context.setToOne(targets.first, of: object, p) } else { try context.setToMany(targets, of: object, p) }
+            }
         } catch {
             object.reject(slot, error)
         }
