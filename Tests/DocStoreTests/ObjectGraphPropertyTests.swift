@@ -142,21 +142,16 @@ import Testing
                 try context.delete(try object(t))
                 for n in pending.tags[t]?.notes ?? [] { pending.notes[n]?.tags.remove(t) }
                 pending.tags.removeValue(forKey: t)
-            case 100..<105:
-                op = "undo"
+            case 100..<108:
+                // Undo (or redo) one group: the model goes back to its state before it.
+                let isUndo = roll < 105
+                op = isUndo ? "undo" : "redo"
                 context.undoManager?.endUndoGrouping()
-                if let last = undoModels.popLast() {
-                    context.undoManager?.undo()
-                    redoModels.append(pending)
-                    pending = last
-                }
-            case 105..<108:
-                op = "redo"
-                context.undoManager?.endUndoGrouping()
-                if let next = redoModels.popLast() {
-                    context.undoManager?.redo()
-                    undoModels.append(pending)
-                    pending = next
+                if let target = isUndo ? undoModels.popLast() : redoModels.popLast() {
+                    if isUndo { context.undoManager?.undo(); redoModels.append(pending) } else {
+                        context.undoManager?.redo(); undoModels.append(pending)
+                    }
+                    pending = target
                 }
             case 78..<90:
                 op = "save"
