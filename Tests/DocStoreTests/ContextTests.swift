@@ -362,4 +362,27 @@ import Testing
         let e4 = #expect(throws: DocStoreError.self) { try c.object(withURI: URL(string: "docstore://nope/Note/1")!) }
         #expect(e4?.code == .invalidObjectID)
     }
+
+    @Test func theRowCacheNeverServesARecordOlderThanTheLastSave() throws {
+        let store = try Store.inMemory(schema: Self.schema)
+        let a = Context(store: store)
+        let f = try folder(a, "F")
+        for i in 0..<5 { _ = try note(a, "v1-\(i)", in: f) }
+        try a.save()
+        let id = try #require(f.objectID)
+
+        let reader = Context(store: store)
+        let seen = try notes(of: try reader.object(with: id))   // loads the members' records into the row cache
+        #expect(seen.compactMap { $0["title"] as? String }.sorted() == (0..<5).map { "v1-\($0)" })
+
+        let writer = Context(store: store)
+        for n in try notes(of: try writer.object(with: id)) { n["title"] = "v2" }
+        try writer.save()
+
+        let fresh = Context(store: store)
+        let titles = try notes(of: try fresh.object(with: id)).compactMap { $0["title"] as? String }
+        #expect(titles == Array(repeating: "v2", count: 5))
+        for n in seen { reader.refresh(n, mergeChanges: false) }
+        #expect(seen.allSatisfy { $0["title"] as? String == "v2" })
+    }
 }

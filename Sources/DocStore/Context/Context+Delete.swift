@@ -76,36 +76,24 @@ extension Context {
 
     // MARK: - Undoing a failed delete
 
-    /// The state of every object a delete touches, taken before its first change, so a failed
-    /// delete can put everything back (Context.journal).
-    struct Journal {
-        var changed: [UInt64: ManagedObject]
-        var committed: [UInt64: [StoredValue]]
-        var objects: [UInt64: (ManagedObject, [StoredValue], ObjectFlags, [Int: ToManyState]?)] = [:]
-    }
-
-    func snapshotForDelete() -> Journal {
-        let j = Journal(changed: changed, committed: committed)
-        journal = j
-        return j
+    /// Opens the journal: the state of every object the delete touches, taken before its first
+    /// change (as an undo group records it), so a failed delete puts everything back.
+    func snapshotForDelete() -> UndoGroup {
+        journal = UndoGroup()
+        return UndoGroup()
     }
 
     /// Called by willChange while a journal is open.
     func recordInJournal(_ o: ManagedObject) {
-        guard journal != nil, journal?.objects[o.key] == nil else { return }
-        journal?.objects[o.key] = (o, o.values, o.flags, o.toMany.map { states in states.mapValues { $0.copy() } })
+        guard journal != nil, journal?.states[o.key] == nil else { return }
+        journal?.states[o.key] = state(of: o)
+        journal?.order.append(o.key)
     }
 
-    func restore(_ before: Journal) {
-        let touched = journal?.objects ?? [:]
+    func restore(_ before: UndoGroup) {
+        guard let touched = journal else { return }
         journal = nil
-        changed = before.changed
-        committed = before.committed
-        for (_, (o, values, flags, toMany)) in touched {
-            o.values = values
-            o.flags = flags
-            o.toMany = toMany
-        }
+        _ = apply(touched)
     }
 }
 

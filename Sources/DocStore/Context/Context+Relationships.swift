@@ -37,7 +37,32 @@ extension Context {
         let state = toManyState(of: object, p)
         if let members = state.members { return members }
         state.load(stored: try storedMembers(of: object.key, p))
-        return state.members ?? []
+        let members = state.members ?? []
+        try prefetchRecords(members)
+        return members
+    }
+
+    /// Reads the records of `keys` whose objects are not loaded into the row cache, in one read
+    /// transaction (a to-many relationship's members are usually read next).
+    func prefetchRecords(_ keys: [UInt64]) throws(DocStoreError) {
+        let wanted = store.rows.missing(keys.filter { key in
+            guard let ref = registry[key] else { return true }
+            return ref.takeUnretainedValue().isFault
+        })
+        guard wanted.count > 1 else { return }
+        let generation = store.rows.generation
+        let model = store.model
+        let rows: [(UInt64, [UInt8])] = try store.read { txn in
+            var rows: [(UInt64, [UInt8])] = []
+            rows.reserveCapacity(wanted.count)
+            for key in wanted {
+                guard let entity = model.entity(ofKey: key),
+                      let bytes = try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) else { continue }
+                rows.append((key, bytes))
+            }
+            return rows
+        }
+        store.rows.insert(rows, readAt: generation)
     }
 
     /// The members as saved: a prefix scan of the links tree.

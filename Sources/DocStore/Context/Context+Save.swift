@@ -62,6 +62,9 @@ extension Context {
         }
 
         // S1: the transaction committed; now the context catches up.
+        store.rows.invalidate(objects.compactMap { o in
+            o.isDeleted || o.isInserted || o.flags.contains(.recordChanged) ? o.key : nil
+        })
         undo?.removeAllActions()
         changed = [:]
         committed = [:]
@@ -91,7 +94,7 @@ extension Context {
         var denied: [DocStoreError.Problem] = []
         for o in changed.values.sorted(by: { $0.key < $1.key }) {
             guard let entity = o.entityInfo else { continue }
-            let name = "\(entity.name)/\(o.key & PrimaryKey.sequenceMask)"
+            var name: String { "\(entity.name)/\(o.key & PrimaryKey.sequenceMask)" }
             if o.isDeleted {
                 if o.isInserted { continue }
                 if let (p, target) = try denyingRelationship(of: o) {

@@ -47,7 +47,7 @@ public final class Context {
     /// Set while delete rules run: links of objects being deleted may still change.
     var isPropagatingDelete = false
     /// Open while a delete runs, to undo it if it fails (Context+Delete.swift).
-    var journal: Journal?
+    var journal: UndoGroup?
     /// The undo manager, if any (UndoManager.swift).
     var undo: UndoManager?
 
@@ -86,7 +86,8 @@ public final class Context {
         guard let entity = store.model.entity(ofKey: key) else {
             throw DocStoreError(.corrupt, "a reference names key \(key), whose entity ID \(PrimaryKey.entity(of: key)) the store does not have")
         }
-        let object = entity.objectClass.init(_$fault: _$FaultToken(entity: entity, key: key, context: self))
+        let token = _$FaultToken(entity: entity, key: key, context: self)
+        let object = FaultMaking.run { entity.objectClass.init(_$fault: token) }
         registry[key] = Unmanaged.passUnretained(object)
         return object
     }
@@ -239,7 +240,12 @@ public final class Context {
     func fulfill(_ object: ManagedObject) throws(DocStoreError) {
         guard object.flags.contains(.fault), let entity = object.entityInfo else { return }
         let key = object.key
-        let bytes = try store.read { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
+        var bytes = store.rows.row(key)
+        if bytes == nil {
+            let generation = store.rows.generation
+            bytes = try store.read { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
+            if let bytes { store.rows.insert([(key, bytes)], readAt: generation) }
+        }
         try load(object, entity, from: bytes)
         object.awakeFromFetch()
     }

@@ -131,7 +131,7 @@ extension Context {
         undo.open?.order.append(o.key)
     }
 
-    private func state(of o: ManagedObject, isNew: Bool = false) -> UndoGroup.State {
+    func state(of o: ManagedObject, isNew: Bool = false) -> UndoGroup.State {
         if isNew {
             return UndoGroup.State(object: o, key: o.key, values: [], flags: [.invalidated], toMany: nil,
                                    registered: false, changed: false, committed: nil)

@@ -75,6 +75,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
 
     /// An object not yet in any context; `Context.insert(_:)` adds it.
     public init() {
+        if FaultMaking.isActive { return }   // a fault: its values come from the store
         values = [StoredValue](repeating: .null, count: Self._$slotCount)
         _$absorbPending()
     }

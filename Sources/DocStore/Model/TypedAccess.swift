@@ -27,23 +27,29 @@ public struct _$PendingValues {
 }
 
 public func _$record<V: PersistentValue>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
+    if FaultMaking.isActive { return }
     pending.items.append((index, .stored(value.storedValue)))
 }
 
 public func _$record<V: Codable>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
+    if FaultMaking.isActive { return }
     pending.items.append((index, .stored(documentValue(value))))
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: V?) {
-    pending.items.append((index, .objects(value.map { [$0] } ?? [])))
+    if FaultMaking.isActive { return }
+    guard let value else { return }
+    pending.items.append((index, .objects([value])))
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: Set<V>) {
-    pending.items.append((index, .objects(Array(value))))
+    if FaultMaking.isActive { return }
+    if !value.isEmpty { pending.items.append((index, .objects(Array(value)))) }
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: [V]) {
-    pending.items.append((index, .objects(value)))
+    if FaultMaking.isActive { return }
+    if !value.isEmpty { pending.items.append((index, .objects(value))) }
 }
 
 /// A value for a fault's phase-one initialization; the stored values replace it.

@@ -35,6 +35,8 @@ public final class Store: Sendable {
     let model: StoreModel
     /// The next sequence number per entity ID.
     private let sequences: Mutex<[UInt32: UInt64]>
+    /// Records below the contexts (RowCache.swift).
+    let rows = RowCache()
 
     /// Opens (or creates) the store at `url` for `schema`.
     ///
