@@ -251,20 +251,18 @@ public final class Context {
     }
 
     func load(_ object: ManagedObject, _ entity: EntityInfo, from bytes: [UInt8]?) throws(DocStoreError) {
-        var values = [StoredValue](repeating: .null, count: entity.properties.count)
-        for p in entity.properties { if let d = p.attribute?.defaultValue { values[p.slot] = d } }
-        object.flags.remove(.fault)
+        var values = entity.defaults
         guard let bytes else {
             object.values = values
+            object.flags.remove(.fault)
             object.flags.insert(.invalidated)
             return
         }
-        let record = try RecordCoding.decode(bytes, key: object.key)
-        for (fieldID, value) in record.fields {
-            if let slot = entity.slotByFieldID[fieldID] { values[slot] = value }
-        }
+        // A damaged record throws here and leaves the object a fault, as it was.
+        let rowVersion = try RecordCoding.decode(bytes, key: object.key, into: &values, slotForField: entity.slotForField)
         object.values = values
-        object.rowVersion = record.rowVersion
+        object.rowVersion = rowVersion
+        object.flags.remove(.fault)
     }
 
     // MARK: - Forgetting changes

@@ -80,6 +80,7 @@ func decodeDocument<V: Decodable>(_ stored: StoredValue, as type: V.Type) -> V? 
 
 extension ManagedObject {
     /// The object's observation registrar, made on first use.
+    @usableFromInline
     final var observationRegistrar: ObservationRegistrar {
         if let registrar { return registrar }
         let made = ObservationRegistrar()
@@ -91,13 +92,18 @@ extension ManagedObject {
 // MARK: - Reads
 
 /// The stored value of a slot: loaded if the object is a fault; the last known value otherwise.
-private func storedValue(_ object: ManagedObject, _ slot: Int) -> StoredValue {
+@usableFromInline
+func storedValue(_ object: ManagedObject, _ slot: Int) -> StoredValue {
+    if !object.flags.contains(.fault), slot < object.values.count { return object.values[slot] }
     if let context = object.context, object.key != 0 {
         if let v = try? context.stored(of: object, slot: slot) { return v }
     }
     return slot < object.values.count ? object.values[slot] : .null
 }
 
+/// Inlinable, so the accessors @Model generates are specialized for their types in the app's
+/// module (no generic metadata at run time on the read path).
+@inlinable
 public func _$read<Root: ManagedObject, V: PersistentValue>(
     _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, default fallback: @autoclosure () -> V = V.placeholder
 ) -> V {

@@ -77,6 +77,10 @@ final class EntityInfo: Sendable {
     let slotByFieldID: [UInt32: Int]
     /// Record-stored slots in ascending field-ID order (the order a record is written in).
     let recordSlots: [Int]
+    /// Field ID → slot (-1: not a property of this entity), for decoding without hashing.
+    let slotForField: [Int]
+    /// Each slot's value for an object whose record lacks it: the attribute's default or null.
+    let defaults: [StoredValue]
     /// This entity's ID and those of every entity that inherits from it.
     let kindIDs: Set<UInt32>
 
@@ -99,6 +103,10 @@ final class EntityInfo: Sendable {
         slotByName = byName
         slotByFieldID = byField
         recordSlots = properties.filter(\.isStoredInRecord).sorted { $0.fieldID < $1.fieldID }.map(\.slot)
+        var table = [Int](repeating: -1, count: Int(properties.map(\.fieldID).max() ?? 0) + 1)
+        for p in properties { table[Int(p.fieldID)] = p.slot }
+        slotForField = table
+        defaults = properties.map { $0.attribute?.defaultValue ?? .null }
     }
 
     func property(named name: String) -> PropertyInfo? {

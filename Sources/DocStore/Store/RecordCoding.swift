@@ -112,6 +112,32 @@ enum RecordCoding {
         return DecodedRecord(entityID: UInt32(entity), schemaVersion: UInt32(schemaVersion), rowVersion: rowVersion, fields: fields)
     }
 
+    /// Decodes a record's fields straight into an object's values by slot (fields the entity
+    /// does not have are skipped, rule 3); returns the row version. The same checks as `decode`.
+    static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int]) throws(DocStoreError) -> UInt64 {
+        var reader = RecordReader(bytes: bytes, key: key)
+        let version = try reader.byte()
+        guard version == formatVersion else { throw reader.corrupt("record format \(version) is not 1", at: 0) }
+        _ = try reader.varint()
+        _ = try reader.varint()
+        let rowVersion = try reader.varint()
+        var previous: UInt64? = nil
+        while !reader.atEnd {
+            let at = reader.offset
+            let id = try reader.varint()
+            guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
+                throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
+            }
+            previous = id
+            let value = try reader.value()
+            if id < UInt64(slotForField.count) {
+                let slot = slotForField[Int(id)]
+                if slot >= 0 { values[slot] = value }
+            }
+        }
+        return rowVersion
+    }
+
     /// Reads only the entity ID of a record (to learn an object's concrete entity cheaply).
     static func entityID(of bytes: [UInt8], key: UInt64) throws(DocStoreError) -> UInt32 {
         var reader = RecordReader(bytes: bytes, key: key)
