@@ -87,6 +87,26 @@ enum RecordCoding {
 
     /// Decodes a record; `key` names it in errors.
     static func decode(_ bytes: [UInt8], key: UInt64) throws(DocStoreError) -> DecodedRecord {
+        var fields: [(fieldID: UInt32, value: StoredValue)] = []
+        let header = try forEachField(bytes, key: key) { id, value in fields.append((id, value)) }
+        return DecodedRecord(entityID: header.entityID, schemaVersion: header.schemaVersion, rowVersion: header.rowVersion, fields: fields)
+    }
+
+    /// Decodes a record's fields straight into an object's values by slot (fields the entity
+    /// does not have are skipped, rule 3); returns the row version.
+    static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int]) throws(DocStoreError) -> UInt64 {
+        try forEachField(bytes, key: key) { id, value in
+            if Int(id) < slotForField.count {
+                let slot = slotForField[Int(id)]
+                if slot >= 0 { values[slot] = value }
+            }
+        }.rowVersion
+    }
+
+    /// Reads a record's header, then hands each field to `body` in order, checking rule 1.
+    @inline(__always)
+    private static func forEachField(_ bytes: [UInt8], key: UInt64, _ body: (UInt32, StoredValue) -> Void)
+        throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
         var reader = RecordReader(bytes: bytes, key: key)
         let version = try reader.byte()
         guard version == formatVersion else {
@@ -98,7 +118,6 @@ enum RecordCoding {
         guard entity <= UInt64(UInt32.max), schemaVersion <= UInt64(UInt32.max) else {
             throw reader.corrupt("entity or schema version out of range", at: 1)
         }
-        var fields: [(fieldID: UInt32, value: StoredValue)] = []
         var previous: UInt64? = nil
         while !reader.atEnd {
             let at = reader.offset
@@ -107,35 +126,9 @@ enum RecordCoding {
                 throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
             }
             previous = id
-            fields.append((UInt32(id), try reader.value()))
+            body(UInt32(id), try reader.value())
         }
-        return DecodedRecord(entityID: UInt32(entity), schemaVersion: UInt32(schemaVersion), rowVersion: rowVersion, fields: fields)
-    }
-
-    /// Decodes a record's fields straight into an object's values by slot (fields the entity
-    /// does not have are skipped, rule 3); returns the row version. The same checks as `decode`.
-    static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int]) throws(DocStoreError) -> UInt64 {
-        var reader = RecordReader(bytes: bytes, key: key)
-        let version = try reader.byte()
-        guard version == formatVersion else { throw reader.corrupt("record format \(version) is not 1", at: 0) }
-        _ = try reader.varint()
-        _ = try reader.varint()
-        let rowVersion = try reader.varint()
-        var previous: UInt64? = nil
-        while !reader.atEnd {
-            let at = reader.offset
-            let id = try reader.varint()
-            guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
-                throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
-            }
-            previous = id
-            let value = try reader.value()
-            if id < UInt64(slotForField.count) {
-                let slot = slotForField[Int(id)]
-                if slot >= 0 { values[slot] = value }
-            }
-        }
-        return rowVersion
+        return (UInt32(entity), UInt32(schemaVersion), rowVersion)
     }
 
     /// Reads only the entity ID of a record (to learn an object's concrete entity cheaply).
