@@ -105,6 +105,7 @@ extension ToManyState {
         c.added = added
         c.removed = removed
         c.orderChanged = orderChanged
+        c.isNew = isNew
         return c
     }
 }

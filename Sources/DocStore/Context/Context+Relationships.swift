@@ -111,6 +111,11 @@ extension Context {
         try check(object, "setting \(p.name)")
         for target in targets { try checkTarget(target, for: p, of: object) }
         let current = try members(of: object, p)
+        if current.isEmpty && !p.isOrdered {
+            // The common case (a new object's relationship set once): nothing to remove.
+            for target in targets { try addLink(object, p, target) }
+            return
+        }
         let wanted = Set(targets.map(\.key))
         for key in current where !wanted.contains(key) { try removeLink(object, p, try materialize(key)) }
         let present = Set(try members(of: object, p))

@@ -79,6 +79,7 @@ extension Context {
             if o.isInserted || o.flags.contains(.recordChanged) { o.rowVersion += 1 }
             o.flags.subtract([.inserted, .updated, .recordChanged])
             for (_, state) in o.toMany ?? [:] {
+                state.isNew = false
                 state.added = []
                 state.removed = []
                 state.orderChanged = false
@@ -255,13 +256,27 @@ extension Context {
             }
             return
         }
+        if state.isNew {
+            for target in state.members ?? [] { batch.put([], for: linkKey(o.key, target), in: p.linkTree) }
+            return
+        }
         for target in state.removed {
-            _ = try txn.delete(PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
+            _ = try txn.delete(linkKey(o.key, target), in: p.linkTree)
         }
         for target in state.added {
-            batch.put([], for: PrimaryKey.bytes(o.key) + PrimaryKey.bytes(target), in: p.linkTree)
+            batch.put([], for: linkKey(o.key, target), in: p.linkTree)
         }
     }
+}
+
+/// The key of an unordered link: source key ‖ target key, big-endian (Format/record.md § Links).
+func linkKey(_ source: UInt64, _ target: UInt64) -> [UInt8] {
+    var key = [UInt8](repeating: 0, count: 16)
+    key.withUnsafeMutableBytes { raw in
+        raw.storeBytes(of: source.bigEndian, toByteOffset: 0, as: UInt64.self)
+        raw.storeBytes(of: target.bigEndian, toByteOffset: 8, as: UInt64.self)
+    }
+    return key
 }
 
 /// The puts of a save, grouped by tree (W1): the engine applies consecutive puts to one tree

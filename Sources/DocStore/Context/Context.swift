@@ -137,9 +137,9 @@ public final class Context {
         guard object.key == 0, object.context == nil else {
             throw DocStoreError(.wrongContext, "\(object) already belongs to another context", entity: object.entityInfo?.name)
         }
-        let className = object.entityInfo?.name ?? String(describing: type(of: object))
         guard let entity = object.entityInfo ?? store.model.entity(ofClass: type(of: object)),
               !entity.description.isAbstract else {
+            let className = object.entityInfo?.name ?? String(describing: type(of: object))
             throw DocStoreError(.unknownProperty, "the store's schema has no concrete entity \"\(className)\"", entity: className)
         }
         guard entity.objectClass == type(of: object) else {
@@ -177,6 +177,7 @@ public final class Context {
         for p in entity.properties where p.isToMany {
             let state = ToManyState()
             state.load(stored: [])
+            state.isNew = true
             object.toMany?[p.slot] = state
         }
         registry[object.key] = Unmanaged.passUnretained(object)

@@ -284,16 +284,19 @@ final class ToManyState {
     var removed: Set<UInt64> = []
     /// Ordered relationships: the order changed, so all links are rewritten at save.
     var orderChanged = false
+    /// The relationship of an object not saved yet: nothing is stored, its members are all new
+    /// (kept in `members` alone; `added` and `removed` stay empty), and save writes them all.
+    var isNew = false
 
-    var hasChanges: Bool { !added.isEmpty || !removed.isEmpty || orderChanged }
+    var hasChanges: Bool { isNew ? !(members?.isEmpty ?? true) : (!added.isEmpty || !removed.isEmpty || orderChanged) }
 
     func add(_ key: UInt64) {
-        if removed.remove(key) == nil { added.insert(key) }
+        if !isNew, removed.remove(key) == nil { added.insert(key) }
         if members != nil, memberSet.insert(key).inserted { members?.append(key) }
     }
 
     func remove(_ key: UInt64) {
-        if added.remove(key) == nil { removed.insert(key) }
+        if !isNew, added.remove(key) == nil { removed.insert(key) }
         if members != nil, memberSet.remove(key) != nil { members?.removeAll { $0 == key } }
     }
 
