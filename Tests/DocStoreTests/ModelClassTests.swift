@@ -231,4 +231,30 @@ struct Location: Codable, Equatable {
         try context.delete(journal)
         #expect(journal.events.last == "prepareForDeletion")
     }
+
+    @Test func relationshipsBetweenObjectsNotYetInsertedKeepBothSides() throws {
+        let inbox = Folder(name: "Inbox"), archive = Folder(name: "Archive")
+        let a = Note(title: "a", folder: inbox)             // set in the initializer
+        let b = Note(title: "b")
+        b.folder = inbox                                     // set afterwards
+        #expect(Set(inbox.notes) == [a, b])
+        b.folder = archive                                   // moved: the old folder loses it
+        #expect(inbox.notes == [a] && archive.notes == [b])
+        archive.notes = [a]                                  // from the to-many side
+        #expect(a.folder === archive && b.folder == nil && inbox.notes.isEmpty)
+        let work = Tag(name: "work")
+        a.tags = [work]
+        #expect(work.notes == [a])
+
+        let store = try Store.inMemory(models: Self.models)
+        let context = Context(store: store)
+        try context.insert(a)                                // inserts archive and work too
+        #expect(archive.managedObjectContext === context && work.managedObjectContext === context)
+        #expect(archive.notes == [a] && work.notes == [a])
+        try context.save()
+        let other = Context(store: store)
+        let id = try #require(a.objectID)
+        let stored = try #require(try other.existingObject(with: id) as? Note)
+        #expect(stored.folder?.name == "Archive" && stored.tags.map(\.name) == ["work"])
+    }
 }

@@ -251,9 +251,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
             switch value {
             case .stored(let v): values[slot] = v
             case .objects(let objects):
-                var links = unattachedLinks ?? [:]
-                links[slot] = objects
-                unattachedLinks = links
+                setUnattachedLinks(slot, objects)
             }
         }
     }

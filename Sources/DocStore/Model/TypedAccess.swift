@@ -201,9 +201,7 @@ private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ 
 private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ targets: [ManagedObject], toOne: Bool) {
     mutate(object, keyPath) {
         guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
-            var links = object.unattachedLinks ?? [:]
-            links[slot] = targets
-            object.unattachedLinks = links
+            object.setUnattachedLinks(slot, targets)
             return
         }
         do throws(DocStoreError) {
