@@ -30,33 +30,26 @@ extension Context {
             throw DocStoreError(.unknownProperty, "the schema has no entity \"\(entityName)\"", entity: entityName)
         }
         var out: [ManagedObject] = []
-        var found = Set<UInt64>()
-        let rows: [(UInt64, [UInt8])] = try store.read { txn in
-            var rows: [(UInt64, [UInt8])] = []
+        // Objects are made and filled as the cursor passes their records: no copy of the rows.
+        try store.read { txn in
             for id in entity.kindIDs.sorted() {
                 let start = PrimaryKey.bytes(PrimaryKey.make(entity: id, sequence: 0))
                 let end = PrimaryKey.make(entity: id + 1, sequence: 0)
                 var cursor = try txn.cursor(in: entity.recordsTree)
                 var entry = try cursor.seek(to: start)
-                while let (k, v) = entry, let key = PrimaryKey.read(k), key < end {
-                    rows.append((key, v))
+                while let (k, bytes) = entry, let key = PrimaryKey.read(k), key < end {
+                    let object = try materialize(key)
+                    if object.isFault, let info = object.entityInfo {
+                        try load(object, info, from: bytes)
+                        object.awakeFromFetch()
+                    }
+                    if !object.isDeleted { out.append(object) }
                     entry = try cursor.next()
                 }
             }
-            return rows
-        }
-        out.reserveCapacity(rows.count)
-        for (key, bytes) in rows {
-            let object = try materialize(key)
-            if object.isFault, let info = object.entityInfo {
-                try load(object, info, from: bytes)
-                object.awakeFromFetch()
-            }
-            found.insert(key)
-            if !object.isDeleted { out.append(object) }
         }
         for object in changed.values.sorted(by: { $0.key < $1.key })
-        where object.isInserted && !object.isDeleted && !found.contains(object.key)
+        where object.isInserted && !object.isDeleted   // not stored yet, so not in the scan
             && object.entityInfo.map({ entity.kindIDs.contains($0.id) }) == true {
             out.append(object)
         }
