@@ -67,7 +67,7 @@ extension Context {
 
     /// The members as saved: a prefix scan of the links tree.
     func storedMembers(of key: UInt64, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
-        let ordered = p.relationship?.isOrdered ?? false
+        let ordered = p.isOrdered
         let prefix = PrimaryKey.bytes(key)
         return try store.read { txn throws -> [UInt64] in
             var out: [UInt64] = []
@@ -120,7 +120,7 @@ extension Context {
         for key in current where !wanted.contains(key) { try removeLink(object, p, try materialize(key)) }
         let present = Set(try members(of: object, p))
         for target in targets where !present.contains(target.key) { try addLink(object, p, target) }
-        if p.relationship?.isOrdered == true {
+        if p.isOrdered {
             let order = targets.map(\.key)
             let state = toManyState(of: object, p)
             if state.members != order {
@@ -185,13 +185,13 @@ extension Context {
             a.flags.insert(.recordChanged)
         } else {
             let state = toManyState(of: a, p)
-            if state.members == nil && p.relationship?.isOrdered == true {   // R3
+            if state.members == nil && p.isOrdered {   // R3
                 _ = try members(of: a, p)
             }
             if state.memberSet.contains(b.key) || state.added.contains(b.key) { return }
             try willChange(a, record: false)
             state.add(b.key)   // R2
-            if p.relationship?.isOrdered == true { state.orderChanged = true }
+            if p.isOrdered { state.orderChanged = true }
         }
     }
 
@@ -203,12 +203,12 @@ extension Context {
             a.flags.insert(.recordChanged)
         } else {
             let state = toManyState(of: a, p)
-            if state.members == nil && p.relationship?.isOrdered == true { _ = try members(of: a, p) }
+            if state.members == nil && p.isOrdered { _ = try members(of: a, p) }
             if state.removed.contains(b.key) { return }
             if state.members != nil && !state.memberSet.contains(b.key) { return }
             try willChange(a, record: false)
             state.remove(b.key)
-            if p.relationship?.isOrdered == true { state.orderChanged = true }
+            if p.isOrdered { state.orderChanged = true }
         }
     }
 }

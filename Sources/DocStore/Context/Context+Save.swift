@@ -111,8 +111,9 @@ extension Context {
                 // A fault changed only in its to-many links keeps the record it was saved with.
                 if o.isFault && !p.isToMany { continue }
                 switch p.kind {
-                case .attribute(let a):
-                    if let message = Self.check(o.values[p.slot], against: a) {
+                case .attribute:
+                    guard let rules = p.rules else { continue }
+                    if let message = Self.check(o.values[p.slot], against: rules) {
                         problems.append(.init(entity: name, property: p.name, message))
                     }
                 case .toOne(let r):
@@ -141,34 +142,37 @@ extension Context {
         }
     }
 
-    /// What is wrong with `value` for attribute `a`, or nil when it is valid.
-    static func check(_ value: StoredValue, against a: AttributeDescription) -> String? {
+    /// What is wrong with `value` for the attribute whose rules are `a`, or nil when it is valid.
+    static func check(_ value: StoredValue, against a: AttributeRules) -> String? {
         if value.isNull { return a.isOptional ? nil : "is required" }
         guard value.fits(a.type) else { return "holds \(value), which is not a \(a.type)" }
-        let number: Double? = switch value {
-        case .int(let v): Double(v)
-        case .double(let v): v
-        case .float(let v): Double(v)
-        case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
-        case .date(let v): v.timeIntervalSinceReferenceDate
-        default: nil
+        if a.hasRange {
+            let number: Double? = switch value {
+            case .int(let v): Double(v)
+            case .double(let v): v
+            case .float(let v): Double(v)
+            case .decimal(let v): NSDecimalNumber(decimal: v).doubleValue
+            case .date(let v): v.timeIntervalSinceReferenceDate
+            default: nil
+            }
+            if let number {
+                if let lo = a.minimum, number < lo { return "\(value) is below the minimum \(lo)" }
+                if let hi = a.maximum, number > hi { return "\(value) is above the maximum \(hi)" }
+            }
         }
-        if let number {
-            if let lo = a.minimum, number < lo { return "\(value) is below the minimum \(lo)" }
-            if let hi = a.maximum, number > hi { return "\(value) is above the maximum \(hi)" }
-        }
-        let limited = a.minLength != nil || a.maxLength != nil
-        let length: Int? = switch value {
-        case .string(let s) where limited: s.count      // characters: O(n), so only when limited
-        case .data(let d) where limited: d.count
-        default: nil
-        }
-        if let length {
-            if let lo = a.minLength, length < lo { return "is \(length) long; at least \(lo) required" }
-            if let hi = a.maxLength, length > hi { return "is \(length) long; at most \(hi) allowed" }
+        if a.hasLength {
+            let length: Int? = switch value {
+            case .string(let s): s.count      // characters: O(n), so only when limited
+            case .data(let d): d.count
+            default: nil
+            }
+            if let length {
+                if let lo = a.minLength, length < lo { return "is \(length) long; at least \(lo) required" }
+                if let hi = a.maxLength, length > hi { return "is \(length) long; at most \(hi) allowed" }
+            }
         }
         if let pattern = a.pattern, case .string(let s) = value {
-            guard let regex = try? NSRegularExpression(pattern: "^(?:\(pattern))$") else { return "the pattern \(pattern) is invalid" }
+            guard let regex = a.regex else { return "the pattern \(pattern) is invalid" }
             if regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
                 return "\(String(reflecting: s)) does not match the pattern \(pattern)"
             }
@@ -210,9 +214,9 @@ extension Context {
 
     private func removeIndexEntries(of o: ManagedObject, _ entity: EntityInfo, values: [StoredValue], _ txn: WriteTransaction) throws {
         for p in entity.properties {
-            guard let tree = p.indexTree, let a = p.attribute, p.slot < values.count,
-                  let k = Self.indexKey(values[p.slot], unique: a.isUnique, key: o.key) else { continue }
-            if a.isUnique {
+            guard let tree = p.indexTree, p.slot < values.count,
+                  let k = Self.indexKey(values[p.slot], unique: p.isUnique, key: o.key) else { continue }
+            if p.isUnique {
                 if let owner = try txn.get(k, in: tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: tree) }
             } else {
                 _ = try txn.delete(k, in: tree)
@@ -222,9 +226,9 @@ extension Context {
 
     private func addIndexEntries(of o: ManagedObject, _ entity: EntityInfo, to batch: inout WriteBatch) {
         for p in entity.properties {
-            guard let tree = p.indexTree, let a = p.attribute,
-                  let k = Self.indexKey(o.values[p.slot], unique: a.isUnique, key: o.key) else { continue }
-            if a.isUnique {
+            guard let tree = p.indexTree,
+                  let k = Self.indexKey(o.values[p.slot], unique: p.isUnique, key: o.key) else { continue }
+            if p.isUnique {
                 batch.putUnique(o.key, for: k, in: tree, entity: entity.name, property: p.name, value: o.values[p.slot])
             } else {
                 batch.put([], for: k, in: tree)

@@ -167,10 +167,9 @@ public final class Context {
         object.context = self
         object.key = store.nextKey(for: entity)
         object.flags = [.inserted, .recordChanged]
-        var values = [StoredValue](repeating: .null, count: entity.properties.count)
-        for p in entity.properties {
-            if let a = p.attribute, let d = a.defaultValue { values[p.slot] = d }
-            if p.slot < object.values.count, !object.values[p.slot].isNull { values[p.slot] = object.values[p.slot] }
+        var values = entity.defaults
+        for slot in 0..<min(values.count, object.values.count) where !object.values[slot].isNull {
+            values[slot] = object.values[slot]
         }
         object.values = values
         object.toMany = [:]

@@ -15,6 +15,31 @@ enum PropertyKind: Sendable {
     case toMany(RelationshipDescription)
 }
 
+/// An attribute's save-time checks, gathered once (and its pattern compiled once).
+final class AttributeRules: Sendable {
+    let isOptional: Bool
+    let type: AttributeType
+    let minimum: Double?, maximum: Double?
+    let minLength: Int?, maxLength: Int?
+    let pattern: String?
+    let regex: NSRegularExpression?
+    let hasRange: Bool
+    let hasLength: Bool
+
+    init(_ a: AttributeDescription) {
+        isOptional = a.isOptional
+        type = a.type
+        minimum = a.minimum
+        maximum = a.maximum
+        minLength = a.minLength
+        maxLength = a.maxLength
+        pattern = a.pattern
+        regex = a.pattern.flatMap { try? NSRegularExpression(pattern: "^(?:\($0))$") }
+        hasRange = a.minimum != nil || a.maximum != nil
+        hasLength = a.minLength != nil || a.maxLength != nil
+    }
+}
+
 /// One property of an entity as the store uses it (a class: hot paths pass it around without
 /// copying its descriptions).
 final class PropertyInfo: Sendable {
@@ -44,8 +69,13 @@ final class PropertyInfo: Sendable {
         isToMany = if case .toMany = kind { true } else { false }
         isToOne = if case .toOne = kind { true } else { false }
         isOrdered = if case .toMany(let r) = kind { r.isOrdered } else { false }
+        isUnique = if case .attribute(let a) = kind { a.isUnique } else { false }
+        rules = if case .attribute(let a) = kind { AttributeRules(a) } else { nil }
     }
 
+    let isUnique: Bool
+    /// Attributes: the checks save applies.
+    let rules: AttributeRules?
     let isToMany: Bool
     let isToOne: Bool
     let isOrdered: Bool
