@@ -127,4 +127,15 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         let decoded = try RecordCoding.decode(RecordCoding.encode(entityID: 1, schemaVersion: 1, rowVersion: 9, fields: fields), key: 1)
         #expect(decoded.fields.map(\.value) == values)
     }
+
+    @Test func aWrittenCatalogReadsBackEqual() throws {
+        var schema = SchemaValidationTests.notesModel()
+        schema.entities[1].attributes[0].defaultValue = .string("Untitled")
+        schema.entities[1].attributes[4].defaultValue = .int(3)
+        let catalog = Catalog(new: schema)
+        let read = try Catalog.decode(try catalog.encoded())
+        #expect(read == catalog)
+        #expect(throws: DocStoreError.self) { try Catalog.decode(Array("{\"format\": 1}".utf8)) }
+        #expect(throws: DocStoreError.self) { try Catalog.decode(Array("not json".utf8)) }
+    }
 }

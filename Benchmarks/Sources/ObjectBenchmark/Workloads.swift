@@ -85,13 +85,17 @@ func childWorkload(_ args: [String]) -> Int32 {
 }
 
 /// The child side of the new-process workload: `__open SUBJECT DIR` opens the store, fetches
-/// note 1 and reads its title, closes.
+/// note 1, reads its title and closes it, and prints how long that took inside the process.
 func childOpen(_ args: [String]) -> Int32 {
     guard args.count == 2 else { return 2 }
     do {
-        let subject = try subjectType(args[0]).init(directory: args[1], create: false)
-        let title = try subject.fetchOne(1)
-        try subject.close()
+        var title = ""
+        let seconds = try timed {
+            let subject = try subjectType(args[0]).init(directory: args[1], create: false)
+            title = try subject.fetchOne(1)
+            try subject.close()
+        }
+        print("seconds=\(seconds)")
         return title.isEmpty ? 1 : 0
     } catch {
         print("error: \(error)")

@@ -20,7 +20,7 @@ extension Context {
     /// - Throws: ``DocStoreError/Code/unknownProperty`` if the class is not in the store's schema;
     ///   ``DocStoreError/Code/storage``, ``DocStoreError/Code/corrupt``.
     public func fetch<T: ManagedObject>(_ type: T.Type) throws(DocStoreError) -> [T] {
-        let name = type._$entityDescription?.name ?? String(describing: type)
+        let name = store.model.entity(ofClass: type)?.name ?? _typeName(type, qualified: false)
         return try fetch(entityName: name).compactMap { $0 as? T }
     }
 

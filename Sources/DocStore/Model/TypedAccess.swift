@@ -259,7 +259,7 @@ public func _$property<Root, V: Codable>(
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     let optional = V.self as? any OptionalType.Type
-    let typeName = optional?.wrappedTypeName ?? String(describing: V.self)
+    let typeName = optional?.wrappedTypeName ?? _typeName(V.self, qualified: false)
     var a = AttributeDescription(name: name, type: .codable(typeName: typeName), isOptional: optional != nil)
     for option in options { option.apply(&a) }
     return .attribute(a)
@@ -271,7 +271,7 @@ protocol OptionalType {
 }
 
 extension Optional: OptionalType {
-    static var wrappedTypeName: String { String(describing: Wrapped.self) }
+    static var wrappedTypeName: String { _typeName(Wrapped.self, qualified: false) }
 }
 
 public func _$property<Root, V: ManagedObject>(
@@ -299,7 +299,7 @@ private func relationshipDescription(_ name: String, _ destination: ManagedObjec
                                      toMany: Bool, ordered: Bool) -> _$PropertyDescription {
     // @Model names an entity after its class (asking the class for its description here would
     // recurse through the inverse relationship).
-    let entityName = String(describing: destination)
+    let entityName = _typeName(destination, qualified: false)
     var r = RelationshipDescription(name: name, destination: entityName, inverse: options?.inverseName, isToMany: toMany, isOrdered: ordered)
     if let options {
         r.deleteRule = options.deleteRule

@@ -66,13 +66,7 @@ extension AttributeType: Codable {
     /// Stored in the catalog by its description (`"String"`, `"Codable(Address)"`).
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        if text.hasPrefix("Codable("), text.hasSuffix(")") {
-            self = .codable(typeName: String(text.dropFirst(8).dropLast()))
-            return
-        }
-        let simple: [AttributeType] = [.bool, .int8, .int16, .int32, .int64, .double, .float, .decimal,
-                                       .string, .date, .uuid, .url, .binaryData]
-        guard let type = simple.first(where: { $0.description == text }) else {
+        guard let type = AttributeType(catalogName: text) else {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "unknown attribute type \(text)"))
         }
         self = type

@@ -58,9 +58,8 @@ struct Catalog: Codable, Equatable {
     }
 
     static func decode(_ bytes: [UInt8]) throws(DocStoreError) -> Catalog {
-        let catalog: Catalog
-        do { catalog = try JSONDecoder().decode(Catalog.self, from: Data(bytes)) } catch {
-            throw DocStoreError(.corrupt, "the catalog (tree \(tree), key \"catalog\") cannot be read: \(error)")
+        guard let catalog = read(bytes) else {
+            throw DocStoreError(.corrupt, "the catalog (tree \(tree), key \"catalog\") is not JSON of the catalog's shape (Format/schema.md)")
         }
         guard catalog.format == 1 else {
             throw DocStoreError(.corrupt, "the catalog has format \(catalog.format); this DocStore reads format 1")
