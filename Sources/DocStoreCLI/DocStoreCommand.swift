@@ -3,6 +3,7 @@
 // exit with a code that says what went wrong (CLIExit).
 
 import ArgumentParser
+import DocStore
 import DocStoreEngine
 import Foundation
 
@@ -39,6 +40,7 @@ enum CLIExit {
     /// Fails with any error: an EngineError keeps its code, anything else exits 9.
     static func fail(_ error: any Error) -> Never {
         if let e = error as? EngineError { fail(e) }
+        if let e = error as? DocStoreError, let underlying = e.underlying { fail(underlying) }
         FileHandle.standardError.write(Data("docstore: \(error)\n".utf8))
         Foundation.exit(9)
     }

@@ -2,6 +2,7 @@
 // single pages. Opens the store read-only; never changes it.
 
 import ArgumentParser
+import DocStore
 import DocStoreEngine
 import Foundation
 
@@ -58,6 +59,13 @@ struct InspectCommand: ParsableCommand {
         print("trees         \(trees.count)")
         for (name, count) in trees {
             print("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(count) entries")
+        }
+        // An object store: its entities, read from the catalog (no model classes needed).
+        if let summary = try StoreSummary.read(from: engine) {
+            print("entities      \(summary.entities.count)   schema version \(summary.schemaVersion)")
+            for (name, objects) in summary.entities {
+                print("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(objects) objects")
+            }
         }
     }
 
