@@ -385,4 +385,53 @@ import Testing
         for n in seen { reader.refresh(n, mergeChanges: false) }
         #expect(seen.allSatisfy { $0["title"] as? String == "v2" })
     }
+
+    @Test func refreshWithMergeKeepsUnsavedChangesOverTheLatestSavedValues() throws {
+        let store = try Store.inMemory(schema: Self.schema)
+        let a = Context(store: store)
+        let n = try note(a, "first")
+        try a.save()
+        let id = try #require(n.objectID)
+
+        let b = Context(store: store)
+        let elsewhere = try b.existingObject(with: id)
+        elsewhere["rating"] = 5
+        try b.save()
+
+        n["title"] = "edited"                  // unsaved here
+        a.refreshAllObjects()
+        #expect(n["title"] as? String == "edited")   // the unsaved change stays
+        #expect(n["rating"] as? Int == 5)            // the other context's save shows
+        #expect(n.changedValues().keys.sorted() == ["title"])
+        try a.save()
+        #expect(try Context(store: store).existingObject(with: id)["rating"] as? Int == 5)
+    }
+
+    @Test func resetForgetsEveryObjectAndItsChanges() throws {
+        let store = try Store.inMemory(schema: Self.schema)
+        let c = Context(store: store)
+        let saved = try note(c, "saved")
+        try c.save()
+        let unsaved = try note(c, "never saved")
+        saved["title"] = "changed"
+        c.reset()
+        #expect(!c.hasChanges && c.registeredObjects.isEmpty)
+        #expect(saved.isInvalidated && unsaved.isInvalidated)
+        #expect(saved.managedObjectContext == nil)
+        let again = try c.existingObject(with: try #require(Context(store: store).fetch(entityName: "Note").first?.objectID))
+        #expect(again !== saved && again["title"] as? String == "saved")
+    }
+
+    @Test func objectIDsAreCodableAndResolveAfterARoundTrip() throws {
+        let store = try Store.inMemory(schema: Self.schema)
+        let c = Context(store: store)
+        let n = try note(c, "n")
+        try c.save()
+        let id = try #require(n.objectID)
+        let data = try JSONEncoder().encode(id)
+        let decoded = try JSONDecoder().decode(ObjectID.self, from: data)
+        #expect(decoded == id)
+        #expect(try Context(store: store).existingObject(with: decoded)["title"] as? String == "n")
+        #expect(try store.objectID(forEntityName: "Note", number: 1) == id)
+    }
 }

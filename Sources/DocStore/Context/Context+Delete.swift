@@ -25,7 +25,7 @@ extension Context {
         try check(object, "deleting")
         if object.isDeleted { return }
         // Work on a copy of the state, so a failure leaves the context as it was.
-        let before = snapshotForDelete()
+        journal = UndoGroup()   // records what the delete touches, to put back if it fails
         isPropagatingDelete = true
         defer { isPropagatingDelete = false; journal = nil }
         do {
@@ -54,7 +54,7 @@ extension Context {
                 }
             }
         } catch {
-            restore(before)
+            if let touched = journal { _ = apply(touched) }
             throw error
         }
     }
@@ -72,28 +72,6 @@ extension Context {
             }
         }
         return nil
-    }
-
-    // MARK: - Undoing a failed delete
-
-    /// Opens the journal: the state of every object the delete touches, taken before its first
-    /// change (as an undo group records it), so a failed delete puts everything back.
-    func snapshotForDelete() -> UndoGroup {
-        journal = UndoGroup()
-        return UndoGroup()
-    }
-
-    /// Called by willChange while a journal is open.
-    func recordInJournal(_ o: ManagedObject) {
-        guard journal != nil, journal?.states[o.key] == nil else { return }
-        journal?.states[o.key] = state(of: o)
-        journal?.order.append(o.key)
-    }
-
-    func restore(_ before: UndoGroup) {
-        guard let touched = journal else { return }
-        journal = nil
-        _ = apply(touched)
     }
 }
 

@@ -33,18 +33,14 @@ extension Context {
         // Objects are made and filled as the cursor passes their records: no copy of the rows.
         try store.read { txn in
             for id in entity.kindIDs.sorted() {
-                let start = PrimaryKey.bytes(PrimaryKey.make(entity: id, sequence: 0))
-                let end = PrimaryKey.make(entity: id + 1, sequence: 0)
-                var cursor = try txn.cursor(in: entity.recordsTree)
-                var entry = try cursor.seek(to: start)
-                while let (k, bytes) = entry, let key = PrimaryKey.read(k), key < end {
+                guard let kind = store.model.entity(id: id) else { continue }
+                try txn.forEachRecord(of: kind) { key, bytes in
                     let object = try materialize(key)
                     if object.isFault, let info = object.entityInfo {
                         try load(object, info, from: bytes)
                         object.awakeFromFetch()
                     }
                     if !object.isDeleted { out.append(object) }
-                    entry = try cursor.next()
                 }
             }
         }

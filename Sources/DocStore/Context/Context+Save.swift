@@ -143,10 +143,11 @@ extension Context {
     }
 
     /// What is wrong with `value` for the attribute whose rules are `a`, or nil when it is valid.
-    static func check(_ value: StoredValue, against a: AttributeRules) -> String? {
+    static func check(_ value: StoredValue, against rules: AttributeRules) -> String? {
+        let a = rules.attribute
         if value.isNull { return a.isOptional ? nil : "is required" }
         guard value.fits(a.type) else { return "holds \(value), which is not a \(a.type)" }
-        if a.hasRange {
+        if a.minimum != nil || a.maximum != nil {
             let number: Double? = switch value {
             case .int(let v): Double(v)
             case .double(let v): v
@@ -160,7 +161,7 @@ extension Context {
                 if let hi = a.maximum, number > hi { return "\(value) is above the maximum \(hi)" }
             }
         }
-        if a.hasLength {
+        if a.minLength != nil || a.maxLength != nil {
             let length: Int? = switch value {
             case .string(let s): s.count      // characters: O(n), so only when limited
             case .data(let d): d.count
@@ -172,7 +173,7 @@ extension Context {
             }
         }
         if let pattern = a.pattern, case .string(let s) = value {
-            guard let regex = a.regex else { return "the pattern \(pattern) is invalid" }
+            guard let regex = rules.regex else { return "the pattern \(pattern) is invalid" }
             if regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
                 return "\(String(reflecting: s)) does not match the pattern \(pattern)"
             }

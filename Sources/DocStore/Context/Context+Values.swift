@@ -12,7 +12,7 @@ extension Context {
     /// change to a to-many relationship alone does not load the object.
     func willChange(_ object: ManagedObject, record: Bool = true) throws(DocStoreError) {
         if record { try fulfill(object) }
-        if journal != nil { recordInJournal(object) }
+        if journal != nil { recordState(object, in: &journal) }
         if undo?.open != nil { recordForUndo(object) }
         if object.isDeleted && !isPropagatingDelete {
             throw DocStoreError(.objectDeleted, "\(object) is deleted; it cannot be changed", entity: object.entityInfo?.name)

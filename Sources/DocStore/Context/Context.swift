@@ -46,7 +46,7 @@ public final class Context {
     var committed: [UInt64: [StoredValue]] = [:]
     /// Set while delete rules run: links of objects being deleted may still change.
     var isPropagatingDelete = false
-    /// Open while a delete runs, to undo it if it fails (Context+Delete.swift).
+    /// Open while a delete runs: the states it replaced, put back if it fails (Context+Delete.swift).
     var journal: UndoGroup?
     /// The undo manager, if any (UndoManager.swift).
     var undo: UndoManager?
@@ -55,11 +55,6 @@ public final class Context {
     public init(store: Store, name: String? = nil) {
         self.store = store
         self.name = name
-    }
-
-    deinit {
-        // Objects outliving the context must not reach back into it.
-        for (_, object) in registry { object.takeUnretainedValue().context = nil }
     }
 
     // MARK: - Change sets
@@ -134,7 +129,7 @@ public final class Context {
             if object.isDeleted, object.isInserted == false { undelete(object) }
             return
         }
-        guard object.key == 0, object.context == nil else {
+        guard object.isUnattached else {
             throw DocStoreError(.wrongContext, "\(object) already belongs to another context", entity: object.entityInfo?.name)
         }
         guard let entity = object.entityInfo ?? store.model.entity(ofClass: type(of: object)),
@@ -156,7 +151,7 @@ public final class Context {
         guard let links = object.unattachedLinks, let entity = object.entityInfo else { return }
         object.unattachedLinks = nil
         for (slot, targets) in links.sorted(by: { $0.key < $1.key }) where slot < entity.properties.count {
-            for target in targets where target.context == nil && target.key == 0 { try insertObject(target) }
+            for target in targets where target.isUnattached { try insertObject(target) }
             let p = entity.properties[slot]
             if p.isToOne { try setToOne(targets.first, of: object, p) } else { try setToMany(targets, of: object, p) }
         }

@@ -124,14 +124,21 @@ extension Context {
         return try body()
     }
 
-    /// Records `o`'s state before its first change in the open group.
+    /// Records `o`'s state before its first change in the open undo group.
     func recordForUndo(_ o: ManagedObject, isNew: Bool = false) {
-        guard let undo, undo.open != nil, undo.open?.states[o.key] == nil else { return }
-        undo.open?.states[o.key] = state(of: o, isNew: isNew)
-        undo.open?.order.append(o.key)
+        guard let undo else { return }
+        recordState(o, in: &undo.open, isNew: isNew)
     }
 
-    func state(of o: ManagedObject, isNew: Bool = false) -> UndoGroup.State {
+    /// Records `o`'s state in `group` (an undo group, or a delete's failure journal) unless the
+    /// group already has it.
+    func recordState(_ o: ManagedObject, in group: inout UndoGroup?, isNew: Bool = false) {
+        guard group != nil, group?.states[o.key] == nil else { return }
+        group?.states[o.key] = state(of: o, isNew: isNew)
+        group?.order.append(o.key)
+    }
+
+    private func state(of o: ManagedObject, isNew: Bool = false) -> UndoGroup.State {
         if isNew {
             return UndoGroup.State(object: o, key: o.key, values: [], flags: [.invalidated], toMany: nil,
                                    registered: false, changed: false, committed: nil)

@@ -145,7 +145,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// - Throws: ``DocStoreError/Code/unknownProperty``; ``DocStoreError/Code/storage`` if
     ///   loading the object's values failed.
     public final func value(forKey key: String) throws(DocStoreError) -> Any? {
-        guard let info = try propertyInfo(key) else { return pendingValue(key) }
+        guard let info = try propertyInfo(key) else { return nil }   // not inserted: no entity yet
         guard let context else {
             // Deleted and saved, or its context is gone: the last known attribute values.
             guard info.attribute != nil, info.slot < values.count else { return nil }
@@ -191,8 +191,6 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         }
         return info
     }
-
-    private func pendingValue(_ key: String) -> Any? { nil }
 
     /// The changed attributes and relationships since the last save, by name, with their new
     /// values (as ``value(forKey:)`` gives them).

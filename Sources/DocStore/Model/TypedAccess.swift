@@ -206,7 +206,7 @@ private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _
         }
         do throws(DocStoreError) {
             try context.undoable { () throws(DocStoreError) in
-                for target in targets where target.context == nil && target.key == 0 { try context.insert(target) }
+                for target in targets where target.isUnattached { try context.insert(target) }
                 if toOne { try context.setToOne(targets.first, of: object, p) } else { try context.setToMany(targets, of: object, p) }
             }
         } catch {

@@ -12,7 +12,7 @@ import Foundation
 internal import DocStoreEngine
 
 /// The stored description of a store's schema and IDs (Format/schema.md).
-struct Catalog: Codable, Equatable {
+struct Catalog: Encodable, Equatable {
     /// The catalog format (this is 1).
     var format: Int = 1
     /// Bumped by each migration; records name the version that wrote them.

@@ -15,28 +15,15 @@ enum PropertyKind: Sendable {
     case toMany(RelationshipDescription)
 }
 
-/// An attribute's save-time checks, gathered once (and its pattern compiled once).
+/// An attribute's save-time checks: its description, with its pattern compiled once at open
+/// rather than at every save.
 final class AttributeRules: Sendable {
-    let isOptional: Bool
-    let type: AttributeType
-    let minimum: Double?, maximum: Double?
-    let minLength: Int?, maxLength: Int?
-    let pattern: String?
+    let attribute: AttributeDescription
     let regex: NSRegularExpression?
-    let hasRange: Bool
-    let hasLength: Bool
 
     init(_ a: AttributeDescription) {
-        isOptional = a.isOptional
-        type = a.type
-        minimum = a.minimum
-        maximum = a.maximum
-        minLength = a.minLength
-        maxLength = a.maxLength
-        pattern = a.pattern
+        attribute = a
         regex = a.pattern.flatMap { try? NSRegularExpression(pattern: "^(?:\($0))$") }
-        hasRange = a.minimum != nil || a.maximum != nil
-        hasLength = a.minLength != nil || a.maxLength != nil
     }
 }
 
@@ -104,7 +91,6 @@ final class EntityInfo: Sendable {
     /// Properties by slot.
     let properties: [PropertyInfo]
     let slotByName: [String: Int]
-    let slotByFieldID: [UInt32: Int]
     /// Record-stored slots in ascending field-ID order (the order a record is written in).
     let recordSlots: [Int]
     /// Field ID → slot (-1: not a property of this entity), for decoding without hashing.
@@ -125,13 +111,10 @@ final class EntityInfo: Sendable {
         self.properties = properties
         self.kindIDs = kindIDs
         var byName: [String: Int] = [:]
-        var byField: [UInt32: Int] = [:]
         for p in properties {
             byName[p.name] = p.slot
-            byField[p.fieldID] = p.slot
         }
         slotByName = byName
-        slotByFieldID = byField
         recordSlots = properties.filter(\.isStoredInRecord).sorted { $0.fieldID < $1.fieldID }.map(\.slot)
         var table = [Int](repeating: -1, count: Int(properties.map(\.fieldID).max() ?? 0) + 1)
         for p in properties { table[Int(p.fieldID)] = p.slot }

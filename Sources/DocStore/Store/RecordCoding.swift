@@ -10,6 +10,7 @@
 // byte offset.
 
 import Foundation
+internal import DocStoreEngine
 
 /// The type tags of Format/record.md § Type tags.
 enum RecordTag: UInt8 {
@@ -34,12 +35,12 @@ enum RecordCoding {
         var out: [UInt8] = []
         out.reserveCapacity(64)
         out.append(formatVersion)
-        appendVarint(UInt64(entityID), to: &out)
-        appendVarint(UInt64(schemaVersion), to: &out)
-        appendVarint(rowVersion, to: &out)
+        out.appendVarint(UInt64(entityID))
+        out.appendVarint(UInt64(schemaVersion))
+        out.appendVarint(rowVersion)
         for (id, value) in fields {
             if case .null = value { continue }
-            appendVarint(UInt64(id), to: &out)
+            out.appendVarint(UInt64(id))
             appendValue(value, to: &out)
         }
         return out
@@ -51,37 +52,37 @@ enum RecordCoding {
         case .bool(let v): out.append(v ? RecordTag.boolTrue.rawValue : RecordTag.boolFalse.rawValue)
         case .int(let v):
             out.append(RecordTag.int.rawValue)
-            appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)), to: &out)
+            out.appendVarint(UInt64(bitPattern: (v << 1) ^ (v >> 63)))
         case .double(let v):
             out.append(RecordTag.double.rawValue)
-            appendFixed(v.bitPattern, to: &out)
+            out.appendU64(v.bitPattern)
         case .float(let v):
             out.append(RecordTag.float.rawValue)
-            appendFixed(v.bitPattern, to: &out)
+            out.appendU32(v.bitPattern)
         case .decimal(let v):
             out.append(RecordTag.decimal.rawValue)
-            appendBytes(Array(v.description.utf8), to: &out)
+            out.appendLengthPrefixed(Array(v.description.utf8))
         case .string(let v):
             out.append(RecordTag.string.rawValue)
-            appendBytes(Array(v.utf8), to: &out)
+            out.appendLengthPrefixed(Array(v.utf8))
         case .date(let v):
             out.append(RecordTag.date.rawValue)
-            appendFixed(v.timeIntervalSinceReferenceDate.bitPattern, to: &out)
+            out.appendU64(v.timeIntervalSinceReferenceDate.bitPattern)
         case .uuid(let v):
             out.append(RecordTag.uuid.rawValue)
             withUnsafeBytes(of: v.uuid) { out.append(contentsOf: $0) }
         case .url(let v):
             out.append(RecordTag.url.rawValue)
-            appendBytes(Array(v.absoluteString.utf8), to: &out)
+            out.appendLengthPrefixed(Array(v.absoluteString.utf8))
         case .data(let v):
             out.append(RecordTag.data.rawValue)
-            appendBytes(Array(v), to: &out)
+            out.appendLengthPrefixed(Array(v))
         case .document(let v):
             out.append(RecordTag.document.rawValue)
-            appendBytes(Array(v), to: &out)
+            out.appendLengthPrefixed(Array(v))
         case .reference(let v):
             out.append(RecordTag.reference.rawValue)
-            appendVarint(v, to: &out)
+            out.appendVarint(v)
         }
     }
 
@@ -129,35 +130,6 @@ enum RecordCoding {
             body(UInt32(id), try reader.value())
         }
         return (UInt32(entity), UInt32(schemaVersion), rowVersion)
-    }
-
-    /// Reads only the entity ID of a record (to learn an object's concrete entity cheaply).
-    static func entityID(of bytes: [UInt8], key: UInt64) throws(DocStoreError) -> UInt32 {
-        var reader = RecordReader(bytes: bytes, key: key)
-        _ = try reader.byte()
-        let entity = try reader.varint()
-        guard entity <= UInt64(UInt32.max) else { throw reader.corrupt("entity ID out of range", at: 1) }
-        return UInt32(entity)
-    }
-
-    // MARK: - Primitive writers
-
-    static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
-        var v = value
-        while v >= 0x80 {
-            out.append(UInt8(truncatingIfNeeded: v) | 0x80)
-            v >>= 7
-        }
-        out.append(UInt8(v))
-    }
-
-    static func appendFixed<T: FixedWidthInteger>(_ value: T, to out: inout [UInt8]) {
-        withUnsafeBytes(of: value.littleEndian) { out.append(contentsOf: $0) }
-    }
-
-    static func appendBytes(_ bytes: [UInt8], to out: inout [UInt8]) {
-        appendVarint(UInt64(bytes.count), to: &out)
-        out.append(contentsOf: bytes)
     }
 }
 

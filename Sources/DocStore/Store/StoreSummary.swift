@@ -20,21 +20,11 @@ public struct StoreSummary: Sendable {
             return try engine.read { txn -> StoreSummary? in
                 guard try txn.treeExists(Catalog.tree), let bytes = try txn.get(Catalog.catalogKey, in: Catalog.tree) else { return nil }
                 let catalog = try Catalog.decode(bytes)
+                let model = StoreModel(catalog: catalog, classes: [:])
                 var entities: [(name: String, objects: Int)] = []
-                for entity in catalog.schema.entities {
-                    let id = catalog.entityID(entity.name)
-                    let root = catalog.schema.lineage(of: entity.name).last?.name ?? entity.name
-                    let tree = "records.\(catalog.entityID(root))"
+                for entity in model.entities {
                     var count = 0
-                    if try txn.treeExists(tree) {
-                        let end = PrimaryKey.make(entity: id + 1, sequence: 0)
-                        var cursor = try txn.cursor(in: tree)
-                        var entry = try cursor.seek(to: PrimaryKey.bytes(PrimaryKey.make(entity: id, sequence: 0)))
-                        while let (k, _) = entry, let key = PrimaryKey.read(k), key < end {
-                            count += 1
-                            entry = try cursor.next()
-                        }
-                    }
+                    try txn.forEachRecord(of: entity) { _, _ in count += 1 }
                     entities.append((entity.name, count))
                 }
                 return StoreSummary(schemaVersion: Int(catalog.schemaVersion), entities: entities)

@@ -32,18 +32,19 @@ extension UnsafeMutableRawBufferPointer {
     }
 }
 
+// `package`: the object layer writes its records with the same primitives (Format/record.md).
 extension Array where Element == UInt8 {
-    @inline(__always) mutating func appendU16(_ v: UInt16) { Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) } }
-    @inline(__always) mutating func appendU32(_ v: UInt32) { Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) } }
-    @inline(__always) mutating func appendU64(_ v: UInt64) { Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) } }
+    @inline(__always) package mutating func appendU16(_ v: UInt16) { Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) } }
+    @inline(__always) package mutating func appendU32(_ v: UInt32) { Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) } }
+    @inline(__always) package mutating func appendU64(_ v: UInt64) { Swift.withUnsafeBytes(of: v.littleEndian) { append(contentsOf: $0) } }
     /// Appends an unsigned LEB128 varint (Format/FORMAT.md § Varint).
-    @inline(__always) mutating func appendVarint(_ value: UInt64) {
+    @inline(__always) package mutating func appendVarint(_ value: UInt64) {
         var v = value
         while v >= 0x80 { append(UInt8(truncatingIfNeeded: v) | 0x80); v >>= 7 }
         append(UInt8(v))
     }
     /// Appends a varint length followed by the bytes.
-    mutating func appendLengthPrefixed(_ bytes: [UInt8]) {
+    package mutating func appendLengthPrefixed(_ bytes: [UInt8]) {
         appendVarint(UInt64(bytes.count))
         append(contentsOf: bytes)
     }

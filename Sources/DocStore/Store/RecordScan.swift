@@ -1,0 +1,19 @@
+// RecordScan: the records of one entity (not its sub-entities) in key order — the key range
+// [entityID << 48, (entityID + 1) << 48) of its hierarchy's records tree (Format/record.md §
+// Primary keys). Fetches and the store summary read entities this way.
+
+internal import DocStoreEngine
+
+extension Transaction {
+    /// Calls `body` with each record of `entity`, in primary-key order.
+    func forEachRecord(of entity: EntityInfo, _ body: (UInt64, [UInt8]) throws -> Void) throws {
+        guard try treeExists(entity.recordsTree) else { return }
+        let end = PrimaryKey.make(entity: entity.id + 1, sequence: 0)
+        var cursor = try cursor(in: entity.recordsTree)
+        var entry = try cursor.seek(to: PrimaryKey.bytes(PrimaryKey.make(entity: entity.id, sequence: 0)))
+        while let (k, bytes) = entry, let key = PrimaryKey.read(k), key < end {
+            try body(key, bytes)
+            entry = try cursor.next()
+        }
+    }
+}
