@@ -48,9 +48,10 @@ struct NotesData: Sendable {
         let words = ["buy", "milk", "call", "meeting", "project", "inbox", "draft", "review", "travel",
                      "idea", "garden", "notes", "budget", "weekend", "book", "friday"]
         func text(_ length: Int) -> String {
+            // ASCII only, so UTF-8 length is the character count (String.count is O(n)).
             var s = ""
-            while s.count < length { s += words[rng.below(words.count)] + " " }
-            return String(s.prefix(length))
+            while s.utf8.count < length { s += words[rng.below(words.count)] + " " }
+            return String(s.utf8.prefix(length)) ?? s
         }
         folderNames = (1...sizes.folders).map { "Folder \($0)" }
         tagNames = (1...sizes.tags).map { "tag-\($0)" }

@@ -126,13 +126,9 @@ public final class WriteTransaction: Transaction {
     private func applyBuffered() throws(EngineError) {
         guard let (tree, entries) = buffer.drain() else { return }
         guard var info = try info(tree) else { throw .corrupt("writing to a missing tree '\(tree)'") }
-        var root = info.root
-        for entry in entries {
-            let (newRoot, added) = try BTree.put(entry.key, .bytes(entry.value), root: root, in: ws)
-            root = newRoot
-            if added { info.count += 1 }
-        }
+        let (root, added) = try BTree.putSorted(entries, root: info.root, in: ws)
         info.root = root
+        info.count += UInt64(added)
         try setInfo(tree, info)
     }
 

@@ -1,0 +1,77 @@
+// BTree+SortedRun: putting a run of entries in ascending key order (a write transaction's
+// buffered puts, PutBuffer) without a descent from the root for each entry.
+//
+// Consecutive keys of a sorted run mostly land in the same leaf. After a descent the run keeps
+// that leaf and the exclusive upper bound of its key range (the nearest separator to the right
+// on the path; none on the rightmost path). The next key lies at or above the previous one, so
+// it belongs to the same leaf exactly when it is below that bound; it is placed there directly
+// when the leaf is owned by this transaction (created or copied by it: its ancestors already
+// point at it, so nothing above changes), the key is new, the value is inline and the cell fits
+// in the leaf's free gap. Anything else — a full leaf (split or rebalance), a replaced key, an
+// overflow value, a committed leaf not copied yet — goes through `put`, and the next entry
+// descends again.
+//
+// Invariant: the resulting tree holds what applying `put` to each entry in order would give.
+
+extension BTree {
+    /// Puts `entries` (ascending, distinct keys). Returns the new root and how many keys were new.
+    static func putSorted(
+        _ entries: [(key: [UInt8], value: [UInt8])], root start: PageNumber, in ws: PageWorkspace
+    ) throws(EngineError) -> (root: PageNumber, added: Int) {
+        var root = start
+        var added = 0
+        // The leaf the previous entry went to, if the fast path may use it, and its upper bound.
+        var current: (leaf: Page, upper: [UInt8]?)?
+        for entry in entries {
+            if current == nil, root != .none {
+                let (leaf, upper) = try locate(entry.key, root: root, in: ws)
+                if ws.isOwned(leaf) { current = (leaf, upper) }
+            }
+            if let (leaf, upper) = current,
+               isInline(keyLength: entry.key.count, valueLength: entry.value.count, ws.limits),
+               placeInLeaf(entry.key, entry.value, leaf, below: upper) {
+                added += 1
+                continue
+            }
+            let result = try put(entry.key, .bytes(entry.value), root: root, in: ws)
+            root = result.root
+            if result.added { added += 1 }
+            current = nil
+        }
+        return (root, added)
+    }
+
+    /// The leaf whose key range holds `key`, and the exclusive upper bound of that range (nil
+    /// on the rightmost path).
+    static func locate(_ key: [UInt8], root: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (Page, [UInt8]?) {
+        var page = try ws.page(root)
+        var upper: [UInt8]?
+        var depth = 0
+        try withRawBytes(key) { (k) throws(EngineError) in
+            while page.type == .branch {
+                depth += 1
+                guard depth <= maxDepth else { throw .corrupt("tree deeper than \(maxDepth)", page: page.number) }
+                let pos = page.childPosition(for: k)
+                if pos < page.count { upper = Array(page.branchKey(pos)) }
+                page = try ws.page(page.child(at: pos))
+            }
+        }
+        guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", page: page.number) }
+        return (page, upper)
+    }
+
+    /// Places a new inline cell in `leaf` if `key` is below `upper`, not in the leaf, and the
+    /// cell fits in the leaf's gap; returns whether it did.
+    private static func placeInLeaf(_ key: [UInt8], _ value: [UInt8], _ leaf: Page, below upper: [UInt8]?) -> Bool {
+        let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count
+        guard leaf.gap >= size + 2 else { return false }
+        return key.withUnsafeBytes { k in
+            if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return false }
+            let (index, found) = leafSearch(leaf, k)
+            if found { return false }
+            let cell = LeafCell.build(key: key, storage: .inline, valueLength: value.count, payloadSize: value.count) { $0 += value }
+            cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+            return true
+        }
+    }
+}
