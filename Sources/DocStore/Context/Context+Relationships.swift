@@ -27,7 +27,7 @@ extension Context {
     func toManyState(of object: ManagedObject, _ p: PropertyInfo) -> ToManyState {
         if let state = object.toMany?[p.slot] { return state }
         let state = ToManyState()
-        if object.toMany == nil { object.toMany = [:] }
+        if object.toMany == nil { object.toMany = ToManyStates() }
         object.toMany?[p.slot] = state
         return state
     }
@@ -149,7 +149,7 @@ extension Context {
     private func checkTarget(_ target: ManagedObject, for p: PropertyInfo, of object: ManagedObject) throws(DocStoreError) {
         try check(target, "relating it through \(p.name)")
         guard let entity = target.entityInfo, p.destination >= 0,
-              store.model.entities[p.destination].kindIDs.contains(entity.id) else {
+              entity === store.model.entities[p.destination] || store.model.entities[p.destination].kindIDs.contains(entity.id) else {
             throw DocStoreError(.typeMismatch, "\(p.name) leads to \(p.relationship?.destination ?? "?"), not to \(target.entityInfo?.name ?? "?")", entity: object.entityInfo?.name, property: p.name)
         }
         if target.isDeleted {

@@ -49,7 +49,7 @@ extension Context {
                     addIndexEntries(of: o, entity, to: &batch)
                     if o.isInserted { inserted.insert(entity.id) }
                 }
-                for (slot, state) in o.toMany ?? [:] where state.hasChanges {
+                for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
                     try writeLinks(of: o, entity.properties[slot], state, txn, &batch)
                 }
             }
@@ -78,7 +78,7 @@ extension Context {
             }
             if o.isInserted || o.flags.contains(.recordChanged) { o.rowVersion += 1 }
             o.flags.subtract([.inserted, .updated, .recordChanged])
-            for (_, state) in o.toMany ?? [:] {
+            for (_, state) in o.toMany ?? ToManyStates() {
                 state.isNew = false
                 state.added = []
                 state.removed = []
@@ -289,12 +289,23 @@ func linkKey(_ source: UInt64, _ target: UInt64) -> [UInt8] {
 /// records, links and index entries. Unique index entries are checked against the store and
 /// against each other before anything is put.
 struct WriteBatch {
-    private var puts: [String: [(key: [UInt8], value: [UInt8])]] = [:]
+    /// Puts by tree, in the order the trees were first named (a save names a handful of trees,
+    /// and consecutive puts mostly go to the same one: `last` finds it without a search).
+    private var puts: [(tree: String, entries: [(key: [UInt8], value: [UInt8])])] = []
+    private var last = 0
     private var uniques: [String: [[UInt8]: (owner: UInt64, entity: String, property: String, value: StoredValue)]] = [:]
     private var conflict: DocStoreError?
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
-        puts[tree, default: []].append((key, value))
+        if last >= puts.count || puts[last].tree != tree {
+            if let i = puts.firstIndex(where: { $0.tree == tree }) {
+                last = i
+            } else {
+                puts.append((tree, []))
+                last = puts.count - 1
+            }
+        }
+        puts[last].entries.append((key, value))
     }
 
     mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, entity: String, property: String, value: StoredValue) {
@@ -316,8 +327,8 @@ struct WriteBatch {
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
         }
-        for tree in puts.keys.sorted() {
-            for (key, value) in puts[tree] ?? [] { try txn.put(value, for: key, in: tree) }
+        for (tree, entries) in puts.sorted(by: { $0.tree < $1.tree }) {
+            for (key, value) in entries { try txn.put(value, for: key, in: tree) }
         }
     }
 }

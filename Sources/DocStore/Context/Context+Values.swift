@@ -20,7 +20,9 @@ extension Context {
         if object.isInvalidated {
             throw DocStoreError(.objectDeleted, "\(object)'s row is gone from the store; it cannot be changed", entity: object.entityInfo?.name)
         }
-        if record && committed[object.key] == nil && !object.isInserted { committed[object.key] = object.values }
+        // An inserted object is in `changed` from its insert on, and has no committed values.
+        if object.isInserted { return }
+        if record && committed[object.key] == nil { committed[object.key] = object.values }
         guard changed[object.key] == nil else { return }
         changed[object.key] = object
         object.flags.insert(.updated)

@@ -41,9 +41,11 @@ public final class Context {
     /// A name for the context, shown in history and descriptions.
     public var name: String?
 
-    var registry: [UInt64: Unmanaged<ManagedObject>] = [:]
-    var changed: [UInt64: ManagedObject] = [:]
-    var committed: [UInt64: [StoredValue]] = [:]
+    // Exclusivity checked statically only, as ManagedObject's fields (a Context is not
+    // Sendable; only its own code touches these, with no access open across a call out).
+    @exclusivity(unchecked) var registry: [UInt64: Unmanaged<ManagedObject>] = [:]
+    @exclusivity(unchecked) var changed: [UInt64: ManagedObject] = [:]
+    @exclusivity(unchecked) var committed: [UInt64: [StoredValue]] = [:]
     /// Set while delete rules run: links of objects being deleted may still change.
     var isPropagatingDelete = false
     /// Open while a delete runs: the states it replaced, put back if it fails (Context+Delete.swift).
@@ -167,7 +169,7 @@ public final class Context {
             values[slot] = object.values[slot]
         }
         object.values = values
-        object.toMany = [:]
+        object.toMany = ToManyStates()
         for p in entity.properties where p.isToMany {
             let state = ToManyState()
             state.load(stored: [])

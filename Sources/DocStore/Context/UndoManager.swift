@@ -96,7 +96,7 @@ struct UndoGroup {
         var key: UInt64
         var values: [StoredValue]
         var flags: ObjectFlags
-        var toMany: [Int: ToManyState]?
+        var toMany: ToManyStates?
         var registered: Bool
         var changed: Bool
         var committed: [StoredValue]?
@@ -144,7 +144,7 @@ extension Context {
                                    registered: false, changed: false, committed: nil)
         }
         return UndoGroup.State(object: o, key: o.key, values: o.values, flags: o.flags,
-                               toMany: o.toMany.map { $0.mapValues { $0.copy() } },
+                               toMany: o.toMany?.copied(),
                                registered: registry[o.key] != nil, changed: changed[o.key] != nil,
                                committed: committed[o.key])
     }
@@ -159,7 +159,7 @@ extension Context {
             let o = s.object
             o.values = s.values
             o.flags = s.flags
-            o.toMany = s.toMany.map { $0.mapValues { $0.copy() } }
+            o.toMany = s.toMany?.copied()
             if s.registered { registry[key] = Unmanaged.passUnretained(o) } else { registry.removeValue(forKey: key) }
             if s.changed { changed[key] = o } else { changed.removeValue(forKey: key) }
             if let c = s.committed { committed[key] = c } else { committed.removeValue(forKey: key) }
