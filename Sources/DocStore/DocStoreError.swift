@@ -55,6 +55,13 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
         public static let typeMismatch = Code("typeMismatch")
         /// An object ID or URI that is not valid for this store.
         public static let invalidObjectID = Code("invalidObjectID")
+        /// A predicate format string that does not parse (``DocStoreError/position`` says at
+        /// which character), or arguments that do not fit it.
+        public static let invalidPredicate = Code("invalidPredicate")
+        /// A predicate or sort that parses but cannot run against this schema: an unknown key
+        /// path, an operator applied to a value it does not take, an unbound variable. Raised
+        /// when the fetch is planned, before anything is read.
+        public static let invalidQuery = Code("invalidQuery")
     }
 
     /// One problem found in a schema: where it is and what is wrong.
@@ -93,12 +100,16 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
     public var underlying: EngineError?
     /// Where in DocStore's source the error was raised (`#fileID:#line`).
     public var location: String
+    /// For ``Code/invalidPredicate``: the offset, in characters from 0, of the place in the
+    /// format string where parsing failed.
+    public var position: Int?
 
     public init(
         _ code: Code, _ message: String, entity: String? = nil, property: String? = nil,
-        problems: [Problem] = [], underlying: EngineError? = nil,
+        problems: [Problem] = [], underlying: EngineError? = nil, position: Int? = nil,
         fileID: String = #fileID, line: Int = #line
     ) {
+        self.position = position
         self.code = code
         self.message = message
         self.entity = entity
@@ -122,6 +133,6 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
     /// Equal when everything but the source location is equal.
     public static func == (a: DocStoreError, b: DocStoreError) -> Bool {
         a.code == b.code && a.message == b.message && a.entity == b.entity && a.property == b.property
-            && a.problems == b.problems && a.underlying == b.underlying
+            && a.problems == b.problems && a.underlying == b.underlying && a.position == b.position
     }
 }

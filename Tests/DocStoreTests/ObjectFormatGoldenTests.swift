@@ -46,6 +46,11 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         out.append(Example(document: "record.md", name: "index-key", text: hex(index)))
         let unique = Context.indexKey(.string("Inbox"), unique: true, key: PrimaryKey.make(entity: 1, sequence: 1)) ?? []
         out.append(Example(document: "record.md", name: "unique-index-key", text: hex(unique)))
+        // "É" given decomposed (E + U+0301) is stored composed (U+00C9): one key for both spellings.
+        let decomposed = Context.indexKey(.string("E\u{301}t\u{e9}"), unique: true, key: 0) ?? []
+        let composed = Context.indexKey(.string("\u{c9}t\u{e9}"), unique: true, key: 0) ?? []
+        #expect(decomposed == composed)
+        out.append(Example(document: "record.md", name: "nfc-index-key", text: hex(decomposed)))
 
         let schema = Schema(entities: [
             EntityDescription(name: "Folder", attributes: [

@@ -200,10 +200,10 @@ extension Context {
         case .double(let v): component = .double(v)
         case .float(let v): component = .double(Double(v))
         case .decimal(let v): component = .double(NSDecimalNumber(decimal: v).doubleValue)
-        case .string(let v): component = .string(v)
+        case .string(let v): component = .string(nfc(v))
         case .date(let v): component = .date(v)
         case .uuid(let v): component = .uuid(v)
-        case .url(let v): component = .string(v.absoluteString)
+        case .url(let v): component = .string(nfc(v.absoluteString))
         case .data(let v): component = .bytes(Array(v))
         case .reference(let v): component = .uint(v)
         case .document: return nil
@@ -211,6 +211,12 @@ extension Context {
         var out = KeyEncoding.encode([component])
         if !unique { PrimaryKey.appendBytes(key, to: &out) }
         return out
+    }
+
+    /// A string in Unicode normalization form C, as index keys hold strings (Format/record.md
+    /// § Index keys): canonically equivalent strings are one key, as they are one value to `==`.
+    static func nfc(_ s: String) -> String {
+        s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
     }
 
     private func removeIndexEntries(of o: ManagedObject, _ entity: EntityInfo, values: [StoredValue], _ txn: WriteTransaction) throws {

@@ -236,15 +236,18 @@ public final class Context {
     /// with its attributes' defaults.
     func fulfill(_ object: ManagedObject) throws(DocStoreError) {
         guard object.flags.contains(.fault), let entity = object.entityInfo else { return }
-        let key = object.key
-        var bytes = store.rows.row(key)
-        if bytes == nil {
-            let generation = store.rows.generation
-            bytes = try store.read { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
-            if let bytes { store.rows.insert([(key, bytes)], readAt: generation) }
-        }
-        try load(object, entity, from: bytes)
+        try load(object, entity, from: try storedRecord(object.key, entity))
         object.awakeFromFetch()
+    }
+
+    /// The stored record of `key`, from the row cache or else the store (then cached); nil
+    /// when the store has none.
+    func storedRecord(_ key: UInt64, _ entity: EntityInfo) throws(DocStoreError) -> [UInt8]? {
+        if let bytes = store.rows.row(key) { return bytes }
+        let generation = store.rows.generation
+        let bytes = try store.read { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
+        if let bytes { store.rows.insert([(key, bytes)], readAt: generation) }
+        return bytes
     }
 
     func load(_ object: ManagedObject, _ entity: EntityInfo, from bytes: [UInt8]?) throws(DocStoreError) {

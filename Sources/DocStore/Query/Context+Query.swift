@@ -1,0 +1,353 @@
+// Context+Query: running fetch requests — fetch, count(for:) and explain — on the plans of
+// QueryPlanner.
+//
+//   F1  Candidates come from the plan's source; each is tested against the whole predicate
+//       with the values the request asks for (unsaved ones by default). Objects are made only
+//       for the results, after the window is cut.
+//   F2  With pending changes included, the context's inserted and changed objects of the entity
+//       are tested with their unsaved values instead of their stored ones, and its deleted
+//       objects are left out — whatever the source said.
+//   F3  Results are ordered by the sort keys, then by primary key (so ties and unsorted fetches
+//       are deterministic); the window (offset, limit) is applied last.
+//   F4  count(for:) reads only index entries when the plan's index answers the predicate alone
+//       and no unsaved object of the entity could change the answer.
+
+import Foundation
+internal import DocStoreEngine
+
+extension Context {
+    /// The objects `request` describes, ordered and windowed.
+    ///
+    /// ```swift
+    /// let request = FetchRequest<Note>(predicate: try QueryPredicate(format: "folder.name == %@", "Inbox"),
+    ///                                  sortDescriptors: [SortKey("createdAt", ascending: false)], fetchLimit: 20)
+    /// let latest = try context.fetch(request)
+    /// ```
+    ///
+    /// - Throws: ``DocStoreError/Code/invalidQuery`` before reading anything when a key path
+    ///   or variable does not resolve; ``DocStoreError/Code/unknownProperty`` for an unknown
+    ///   entity; ``DocStoreError/Code/storage``, ``DocStoreError/Code/corrupt``.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> [T] {
+        let (plan, evaluator) = try prepare(request)
+        let rows = try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: true)
+        var out: [T] = []
+        out.reserveCapacity(rows.count)
+        for row in rows {
+            let object = try materialize(row.key)
+            if object.isFault, let values = row.values {
+                object.values = values
+                object.rowVersion = row.rowVersion
+                object.flags.remove(.fault)
+                object.awakeFromFetch()
+            }
+            if let typed = object as? T { out.append(typed) }
+        }
+        return out
+    }
+
+    /// How many objects `request` would fetch (its window included), without making them.
+    public func count<T: ManagedObject>(for request: FetchRequest<T>) throws(DocStoreError) -> Int {
+        let (plan, evaluator) = try prepare(request)
+        if plan.sourceIsExact, case .index(let p, let ranges) = plan.source,
+           !(request.includesPendingChanges && hasPendingObjects(of: plan.kinds)) {
+            var n = 0
+            try store.read { txn in
+                for range in ranges {
+                    try walk(range, of: p, descending: false, txn) { _, key in
+                        if plan.kinds.contains(PrimaryKey.entity(of: key)) { n += 1 }
+                        return true
+                    }
+                }
+            }
+            n = max(0, n - request.fetchOffset)
+            return request.fetchLimit > 0 ? min(n, request.fetchLimit) : n
+        }
+        return try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: false).count
+    }
+
+    /// The plan `fetch` would follow for `request`, in words: the source of candidates (which
+    /// index and bounds, which relationship, or a scan), the filter, how the order is made, the
+    /// window and the unsaved objects considered.
+    ///
+    /// With `analyze`, the fetch also runs (making no objects) and a last line says what it read:
+    /// index entries, records, and how many objects matched — SQL's EXPLAIN ANALYZE.
+    public func explain<T: ManagedObject>(_ request: FetchRequest<T>, analyze: Bool = false) throws(DocStoreError) -> String {
+        let (plan, evaluator) = try prepare(request)
+        let pending = request.includesPendingChanges ? pendingObjects(of: plan.kinds).count : nil
+        var text = plan.explanation(limit: request.fetchLimit, offset: request.fetchOffset, pendingCandidates: pending)
+        if analyze {
+            let rows = try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: true)
+            text += "\n  read: \(evaluator.entriesRead) index entr\(evaluator.entriesRead == 1 ? "y" : "ies"), \(evaluator.recordsRead) record\(evaluator.recordsRead == 1 ? "" : "s"); \(rows.count) result\(rows.count == 1 ? "" : "s")"
+        }
+        return text
+    }
+
+    // MARK: - Running a plan
+
+    /// A match: its key, its values as tested (nil when the object in the context already has
+    /// them) and the row version they were read at.
+    struct QueryRow {
+        let key: UInt64
+        let values: [StoredValue]?
+        let rowVersion: UInt64
+    }
+
+    private func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
+        let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
+        guard let entity = store.model.entity(named: name) else {
+            throw DocStoreError(.unknownProperty, "the schema has no entity \"\(name)\"", entity: name)
+        }
+        let plan = try QueryPlanner.plan(entity: entity, includesSubentities: request.includesSubentities,
+                                         predicate: request.predicate, sorts: request.sortDescriptors,
+                                         limit: request.fetchLimit, model: store.model)
+        return (plan, QueryEvaluator(context: self, includesPendingChanges: request.includesPendingChanges))
+    }
+
+    private func pendingObjects(of kinds: Set<UInt32>) -> [ManagedObject] {
+        changed.values.filter { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
+    }
+
+    private func hasPendingObjects(of kinds: Set<UInt32>) -> Bool {
+        changed.values.contains { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
+    }
+
+    private func matches(_ plan: QueryPlan, _ evaluator: QueryEvaluator, limit: Int, offset: Int, ordered: Bool) throws(DocStoreError) -> [QueryRow] {
+        let pending = evaluator.includesPendingChanges ? pendingObjects(of: plan.kinds) : []
+        let pendingKeys = Set(pending.map(\.key))
+        var rows: [QueryRow] = []
+
+        /// Tests one stored candidate (F1); false stops an ordered index walk.
+        func consider(_ key: UInt64, bytes: [UInt8]?) throws(DocStoreError) {
+            guard plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
+                  let entity = store.model.entity(ofKey: key) else { return }
+            var record = bytes
+            if record == nil { record = try storedRecord(key, entity) }
+            guard let record else { return }
+            evaluator.recordsRead += 1
+            var values = entity.defaults
+            let rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: entity.slotForField)
+            if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: key, values: values) }) ?? true {
+                rows.append(QueryRow(key: key, values: values, rowVersion: rowVersion))
+            }
+        }
+
+        switch plan.source {
+        case .scan:
+            try store.read { txn in
+                for id in plan.kinds.sorted() {
+                    guard let kind = store.model.entity(id: id) else { continue }
+                    try txn.forEachRecord(of: kind) { key, bytes in try consider(key, bytes: bytes) }
+                }
+            }
+        case .index(let p, let ranges) where plan.indexOrder != nil && ordered:
+            let ascending = plan.indexOrder ?? true
+            let needed = limit > 0 ? offset + limit : Int.max
+            var boundary: [UInt8]?
+            try store.read { txn in
+                for range in ascending ? ranges : ranges.reversed() {
+                    var stop = false
+                    try walk(range, of: p, descending: !ascending, txn, counting: evaluator) { entryKey, key in
+                        // Past the window, read on only through the ties of its last value.
+                        if let boundary { if valuePart(entryKey, p) != boundary { stop = true; return false } }
+                        try consider(key, bytes: nil)
+                        if boundary == nil, rows.count >= needed { boundary = valuePart(entryKey, p) }
+                        return true
+                    }
+                    if stop { break }
+                }
+            }
+        default:
+            var seen = Set<UInt64>()
+            for key in try candidates(plan.source, entity: plan.entity, evaluator) where seen.insert(key).inserted {
+                try consider(key, bytes: nil)
+            }
+        }
+
+        // F2: unsaved objects, with their unsaved values.
+        for object in pending where !object.isDeleted {
+            try fulfill(object)
+            if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: object.key, values: object.values) }) ?? true {
+                rows.append(QueryRow(key: object.key, values: nil, rowVersion: object.rowVersion))
+            }
+        }
+
+        // F3: order, then the window.
+        if ordered || offset > 0 || limit > 0 {
+            rows = try sorted(rows, plan, evaluator)
+        }
+        if offset > 0 { rows = Array(rows.dropFirst(offset)) }
+        if limit > 0, rows.count > limit { rows = Array(rows.prefix(limit)) }
+        return rows
+    }
+
+    private func sorted(_ rows: [QueryRow], _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [QueryRow] {
+        guard !plan.sorts.isEmpty else { return rows.sorted { $0.key < $1.key } }
+        var keyed: [(row: QueryRow, keys: [StoredValue])] = []
+        keyed.reserveCapacity(rows.count)
+        for row in rows {
+            var values = row.values ?? []
+            if row.values == nil { values = try registeredValues(row.key) }
+            var keys: [StoredValue] = []
+            for s in plan.sorts {
+                switch try evaluator.value(s.expression, key: row.key, values: values) {
+                case .scalar(let v): keys.append(v)
+                case .collection(let vs): keys.append(vs.first ?? .null)
+                }
+            }
+            keyed.append((row, keys))
+        }
+        keyed.sort { a, b in
+            for (i, s) in plan.sorts.enumerated() {
+                let c = Self.sortOrder(a.keys[i], b.keys[i], s.key.options)
+                if c != 0 { return s.key.ascending ? c < 0 : c > 0 }
+            }
+            return a.row.key < b.row.key
+        }
+        return keyed.map(\.row)
+    }
+
+    /// Sort order: nil first, then values by QueryValueSemantics (values that do not order
+    /// with each other — NaN, different kinds — are taken as equal).
+    static func sortOrder(_ a: StoredValue, _ b: StoredValue, _ options: QueryStringOptions) -> Int {
+        switch (a.isNull, b.isNull) {
+        case (true, true): return 0
+        case (true, false): return -1
+        case (false, true): return 1
+        default: return QueryValueSemantics.order(a, b, options) ?? 0
+        }
+    }
+
+    private func registeredValues(_ key: UInt64) throws(DocStoreError) -> [StoredValue] {
+        guard let ref = registry[key] else { return [] }
+        let object = ref.takeUnretainedValue()
+        try fulfill(object)
+        return object.values
+    }
+
+    // MARK: - Sources
+
+    /// The candidate keys of a source other than a scan (which the caller streams).
+    private func candidates(_ source: QuerySource, entity: EntityInfo, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [UInt64] {
+        switch source {
+        case .empty: return []
+        case .keys(let keys): return keys
+        case .scan:
+            var keys: [UInt64] = []
+            try store.read { txn in
+                for id in entity.kindIDs.sorted() {
+                    guard let kind = store.model.entity(id: id) else { continue }
+                    try txn.forEachRecord(of: kind) { key, _ in keys.append(key) }
+                }
+            }
+            if evaluator.includesPendingChanges {
+                keys += pendingObjects(of: entity.kindIDs).filter { $0.isInserted }.map(\.key)
+            }
+            return keys
+        case .index(let p, let ranges):
+            var keys: [UInt64] = []
+            try store.read { txn in
+                for range in ranges {
+                    try walk(range, of: p, descending: false, txn, counting: evaluator) { _, key in
+                        keys.append(key)
+                        return true
+                    }
+                }
+            }
+            return keys
+        case .union(let sources):
+            var keys: [UInt64] = []
+            for s in sources { keys += try candidates(s, entity: entity, evaluator) }
+            return keys
+        case .related(_, let inverse, let targets, let destination, let filter):
+            var keys: [UInt64] = []
+            var seen = Set<UInt64>()
+            var targetKeys = try candidates(targets, entity: destination, evaluator)
+            if evaluator.includesPendingChanges, case .keys = targets {} else if evaluator.includesPendingChanges {
+                targetKeys += pendingObjects(of: destination.kindIDs).map(\.key)
+            }
+            for target in targetKeys where seen.insert(target).inserted {
+                guard let targetEntity = store.model.entity(ofKey: target),
+                      inverse.slot < targetEntity.properties.count else { continue }
+                if let filter {
+                    let values = try targetValues(target, targetEntity, evaluator)
+                    guard try evaluator.test(filter, key: target, values: values) else { continue }
+                }
+                keys += try linked(from: target, targetEntity, inverse, evaluator)
+            }
+            return keys
+        }
+    }
+
+    /// The values of a relationship target, as the evaluator would see them.
+    private func targetValues(_ key: UInt64, _ entity: EntityInfo, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [StoredValue] {
+        if evaluator.includesPendingChanges, let ref = registry[key] {
+            let object = ref.takeUnretainedValue()
+            try fulfill(object)
+            return object.values
+        }
+        guard let bytes = try storedRecord(key, entity) else { return entity.defaults.map { _ in .null } }
+        var values = entity.defaults
+        _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
+        return values
+    }
+
+    /// The objects the target's inverse relationship reaches: its links, or its to-one value.
+    private func linked(from target: UInt64, _ entity: EntityInfo, _ inverse: PropertyInfo, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [UInt64] {
+        if inverse.isToMany {
+            if evaluator.includesPendingChanges, let ref = registry[target] {
+                return try members(of: ref.takeUnretainedValue(), inverse)
+            }
+            return try storedMembers(of: target, inverse)
+        }
+        let values = try targetValues(target, entity, evaluator)
+        if case .reference(let k) = values[inverse.slot] { return [k] }
+        return []
+    }
+
+    /// Walks the entries of an index range, in key order or backwards, calling `body` with each
+    /// entry's key and the object's primary key until it returns false.
+    func walk(_ range: IndexRange, of p: PropertyInfo, descending: Bool, _ txn: Transaction, counting counter: QueryEvaluator? = nil,
+              _ body: ([UInt8], UInt64) throws -> Bool) throws {
+        guard let tree = p.indexTree, try txn.treeExists(tree) else { return }
+        var cursor = try txn.cursor(in: tree)
+        var entry: (key: [UInt8], value: [UInt8])?
+        if descending {
+            if let upper = range.upper {
+                let end = range.upperInclusive ? KeyEncoding.prefixEnd(upper) : upper
+                if let end {
+                    entry = try cursor.seek(atOrBefore: end)
+                    if let e = entry, compareBytes(e.key, end) >= 0 { entry = try cursor.previous() }
+                } else {
+                    entry = try cursor.last()
+                }
+            } else {
+                entry = try cursor.last()
+            }
+        } else {
+            entry = if let lower = range.lower { try cursor.seek(to: lower) } else { try cursor.first() }
+        }
+        while let (k, v) = entry {
+            if descending {
+                if range.isBelow(k) { return }
+            } else {
+                if range.isAbove(k) { return }
+                if range.isBelow(k) {   // an exclusive lower bound: skip its own value
+                    entry = try cursor.next()
+                    continue
+                }
+            }
+            let key = p.isUnique ? PrimaryKey.read(v) : PrimaryKey.read(k, at: k.count - 8)
+            guard let key else {
+                throw DocStoreError(.corrupt, "an entry of index \(tree) does not end in a primary key", property: p.name)
+            }
+            counter?.entriesRead += 1
+            if try !body(k, key) { return }
+            entry = try descending ? cursor.previous() : cursor.next()
+        }
+    }
+
+    /// An index entry's value part (without the primary key a non-unique entry ends with).
+    private func valuePart(_ entryKey: [UInt8], _ p: PropertyInfo) -> [UInt8] {
+        p.isUnique ? entryKey : Array(entryKey.dropLast(8))
+    }
+}

@@ -1,0 +1,107 @@
+// QueryPlan: how a fetch finds its candidates — and `explain`, which says so in words.
+//
+// A plan names a source of candidate primary keys; every candidate is then tested against the
+// whole predicate (QueryEvaluator), so a source may return more than matches but never fewer:
+//   scan       every record of the entity (and its sub-entities);
+//   index      entries of an attribute index within ranges (equality, range, BEGINSWITH, IN);
+//   related    objects linked to the candidates of a plan on a relationship's destination
+//              (`folder == %@`, `ANY tags == %@`, `folder.name == "Inbox"`): the inverse
+//              relationship's links (a prefix scan per target) or, for a to-one inverse, the
+//              target's own record — never a join of whole tables;
+//   keys       the given objects (`SELF == %@`, `SELF IN %@`);
+//   union      the union of several sources (an OR whose every branch has one);
+//   empty      nothing (FALSEPREDICATE).
+// With pending changes included, the context's changed objects of the entity are added as
+// candidates too, and candidates are tested with their unsaved values.
+//
+// An index source whose attribute is the first sort key is walked in sort order, and the walk
+// stops once the window (offset + limit) is full and the key value changes: O(limit) entries.
+
+internal import DocStoreEngine
+
+/// A key range over an index's encoded values: the entries whose value part lies between the
+/// bounds (bounds are encoded values; a prefix bound matches every value that starts with it).
+struct IndexRange: Hashable {
+    var lower: [UInt8]?
+    var lowerInclusive = true
+    var upper: [UInt8]?
+    var upperInclusive = true
+    /// What it means, for explain.
+    var text: String
+
+    /// Whether an entry key is past the upper bound.
+    func isAbove(_ key: [UInt8]) -> Bool {
+        guard let upper else { return false }
+        let c = compareBytes(key, upper)
+        return upperInclusive ? (c > 0 && !key.starts(with: upper)) : c >= 0
+    }
+
+    /// Whether an entry key is below the lower bound.
+    func isBelow(_ key: [UInt8]) -> Bool {
+        guard let lower else { return false }
+        if !lowerInclusive && key.starts(with: lower) { return true }
+        return compareBytes(key, lower) < 0
+    }
+}
+
+/// memcmp order of two keys: -1, 0 or 1 (a prefix first).
+func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
+    a.lexicographicallyPrecedes(b) ? -1 : a == b ? 0 : 1
+}
+
+indirect enum QuerySource {
+    case scan
+    case index(PropertyInfo, [IndexRange])
+    /// Objects that `inverse` (a property of the destination) links to, for each candidate of
+    /// `targets` (a source on the destination entity).
+    case related(via: PropertyInfo, inverse: PropertyInfo, targets: QuerySource, destination: EntityInfo, targetFilter: QueryPredicate?)
+    case keys([UInt64])
+    case union([QuerySource])
+    case empty
+}
+
+struct QueryPlan {
+    let entity: EntityInfo
+    /// The entity IDs whose objects the fetch returns.
+    let kinds: Set<UInt32>
+    let source: QuerySource
+    let predicate: QueryPredicate?
+    let sorts: [(expression: QueryExpression, key: SortKey)]
+    /// The index source is walked in the order of the first sort key (ascending or not).
+    let indexOrder: Bool?
+    /// Every candidate is a match: the index answers the predicate alone (count without reads).
+    let sourceIsExact: Bool
+
+    /// The plan in words, one step per line.
+    func explanation(limit: Int, offset: Int, pendingCandidates: Int?) -> String {
+        var lines = ["fetch \(entity.name)\(kinds.count > 1 ? " and its sub-entities" : "")"]
+        lines.append("  source: " + Self.describe(source, entity: entity))
+        if let predicate { lines.append("  filter: \(predicate)\(sourceIsExact ? " (answered by the index)" : " (tested on each candidate)")") }
+        if !sorts.isEmpty {
+            let keys = sorts.map(\.key.description).joined(separator: ", ")
+            if let ascending = indexOrder {
+                lines.append("  order: \(keys) — by the index's order (\(ascending ? "forward" : "backward")), stopping once \(offset + limit) match\(offset + limit == 1 ? "" : "es") and their ties are read")
+            } else {
+                lines.append("  order: \(keys) — sorted in memory")
+            }
+        }
+        if offset > 0 || limit > 0 { lines.append("  window: offset \(offset), limit \(limit == 0 ? "none" : "\(limit)")") }
+        if let pendingCandidates, pendingCandidates > 0 {
+            lines.append("  pending changes: \(pendingCandidates) unsaved object\(pendingCandidates == 1 ? "" : "s") of the entity tested with their unsaved values; deleted ones left out")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    static func describe(_ source: QuerySource, entity: EntityInfo) -> String {
+        switch source {
+        case .scan: "scan of every \(entity.name) record (\(entity.recordsTree))"
+        case .index(let p, let ranges):
+            "index \(p.indexTree ?? "?") on \(entity.name).\(p.name)\(p.isUnique ? " (unique)" : ""), \(ranges.map(\.text).joined(separator: " or "))"
+        case .related(let via, let inverse, let targets, let destination, let filter):
+            "objects whose \(via.name) reaches \(filter.map { "the \(destination.name) objects matching \($0)" } ?? "the given \(destination.name) objects") — through \(destination.name).\(inverse.name) (\(inverse.isToMany ? "links \(inverse.linkTree)" : "the \(destination.name) records")); \(destination.name) candidates from: \(describe(targets, entity: destination))"
+        case .keys(let keys): "the \(keys.count) given object\(keys.count == 1 ? "" : "s")"
+        case .union(let sources): "union of: " + sources.map { describe($0, entity: entity) }.joined(separator: "; ")
+        case .empty: "nothing (the predicate is always false)"
+        }
+    }
+}

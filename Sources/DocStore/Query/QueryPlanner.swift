@@ -1,0 +1,330 @@
+// QueryPlanner: checks a fetch against the schema and chooses its plan (QueryPlan.swift).
+//
+// Checking happens before anything is read: every key path must name properties that exist
+// (following to-one and to-many relationships, and going on freely inside Codable documents),
+// every variable must be bound (by substitution or SUBQUERY), and a sort key must reach a
+// single value (no to-many step). Errors are `.invalidQuery`, naming the entity and property.
+//
+// Choosing a source, per comparison of a conjunction (the cheapest wins, by rank):
+//   0 `SELF == obj`, `SELF IN objs`; a unique index equality
+//   1 an index equality; `rel == obj`, `ANY rel == obj`, `rel CONTAINS obj`
+//   2 an index IN
+//   3 an index range or BEGINSWITH
+//   4 a key path through a relationship whose rest the destination can answer
+//     (`folder.name == "Inbox"`, `ANY tags.name == "x"`)
+// An index serves a comparison whose left side is the attribute itself, with no [c]/[d]/[n]
+// options, and whose constant has the attribute's kind (integers for integer attributes, any
+// number for floating-point ones). An OR has a source when every branch has one (their union).
+// ALL/NONE and NOT never narrow the candidates.
+
+import Foundation
+internal import DocStoreEngine
+
+enum QueryPlanner {
+    static func plan(entity: EntityInfo, includesSubentities: Bool, predicate: QueryPredicate?,
+                     sorts: [SortKey], limit: Int, model: StoreModel) throws(DocStoreError) -> QueryPlan {
+        if let predicate { try check(predicate, self: .object(entity), variables: [:], model: model) }
+        var sortExpressions: [(QueryExpression, SortKey)] = []
+        for key in sorts {
+            let e = try PredicateParser.parseExpression(key.keyPath)
+            let t = try check(e, self: .object(entity), variables: [:], model: model)
+            if case .objects = t { try refuseSort(key, entity) }
+            if case .values = t { try refuseSort(key, entity) }
+            sortExpressions.append((e, key))
+        }
+        return try choosePlan(entity: entity, includesSubentities: includesSubentities, predicate: predicate,
+                              sorts: sortExpressions, limit: limit, model: model)
+    }
+
+    private static func refuseSort(_ key: SortKey, _ entity: EntityInfo) throws(DocStoreError) {
+        throw DocStoreError(.invalidQuery, "cannot sort by \(key.keyPath): it reaches a to-many relationship (many values)", entity: entity.name, property: key.keyPath)
+    }
+
+    private static func choosePlan(entity: EntityInfo, includesSubentities: Bool, predicate: QueryPredicate?,
+                                   sorts sortExpressions: [(QueryExpression, SortKey)], limit: Int, model: StoreModel) throws(DocStoreError) -> QueryPlan {
+        let kinds: Set<UInt32> = includesSubentities ? entity.kindIDs : [entity.id]
+        var source: QuerySource = .scan
+        var exact = false
+        if let predicate, let chosen = try choose(predicate, on: entity, model: model) {
+            source = chosen.source
+            exact = chosen.exact
+        }
+        // An index walked in the order of the first sort key, when a window is asked for.
+        var indexOrder: Bool?
+        if limit > 0, let first = sortExpressions.first, first.1.options.isEmpty,
+           case .keyPath(.evaluatedObject, let names) = first.0, names.count == 1,
+           let p = entity.property(named: names[0]), p.indexTree != nil {
+            switch source {
+            case .scan:
+                source = .index(p, [IndexRange(text: "every entry")])
+                exact = predicate == nil
+                indexOrder = first.1.ascending
+            case .index(let q, _) where q === p:
+                indexOrder = first.1.ascending
+            default: break
+            }
+        }
+        if predicate == nil, case .scan = source { exact = true }
+        return QueryPlan(entity: entity, kinds: kinds, source: source, predicate: predicate,
+                         sorts: sortExpressions.map { (expression: $0.0, key: $0.1) },
+                         indexOrder: indexOrder, sourceIsExact: exact)
+    }
+
+    // MARK: - Checking
+
+    /// What an expression reaches, as far as the schema tells.
+    indirect enum StaticType {
+        case object(EntityInfo)
+        case objects(EntityInfo)
+        case document
+        case value
+        /// Many values (an attribute reached through a to-many relationship).
+        case values
+    }
+
+    static func check(_ p: QueryPredicate, self selfType: StaticType, variables: [String: StaticType], model: StoreModel) throws(DocStoreError) {
+        switch p {
+        case .constant: return
+        case .and(let ps), .or(let ps):
+            for q in ps { try check(q, self: selfType, variables: variables, model: model) }
+        case .not(let q): try check(q, self: selfType, variables: variables, model: model)
+        case .comparison(let c):
+            _ = try check(c.lhs, self: selfType, variables: variables, model: model)
+            _ = try check(c.rhs, self: selfType, variables: variables, model: model)
+        }
+    }
+
+    @discardableResult
+    static func check(_ e: QueryExpression, self selfType: StaticType, variables: [String: StaticType], model: StoreModel) throws(DocStoreError) -> StaticType {
+        switch e {
+        case .constant, .list: return .value
+        case .evaluatedObject: return selfType
+        case .variable(let name):
+            guard let t = variables[name] else {
+                throw DocStoreError(.invalidQuery, "the variable $\(name) has no value: bind it with withSubstitutionVariables([\"\(name)\": …]) or in a SUBQUERY")
+            }
+            return t
+        case .keyPath(let base, let names):
+            var t = try check(base, self: selfType, variables: variables, model: model)
+            for name in names { t = try step(t, name, model: model) }
+            return t
+        case .aggregate(_, let base, let names):
+            var t = try check(base, self: selfType, variables: variables, model: model)
+            for name in names { t = try step(t, name, model: model) }
+            return .value
+        case .subquery(let collection, let variable, let predicate):
+            let t = try check(collection, self: selfType, variables: variables, model: model)
+            let element: StaticType = switch t {
+            case .objects(let d), .object(let d): .object(d)
+            default: .value
+            }
+            var inner = variables
+            inner[variable] = element
+            try check(predicate, self: element, variables: inner, model: model)
+            return t
+        case .arithmetic(_, let a, let b):
+            try check(a, self: selfType, variables: variables, model: model)
+            try check(b, self: selfType, variables: variables, model: model)
+            return .value
+        case .negated(let a):
+            try check(a, self: selfType, variables: variables, model: model)
+            return .value
+        case .conditional(let p, let a, let b):
+            try check(p, self: selfType, variables: variables, model: model)
+            try check(b, self: selfType, variables: variables, model: model)
+            return try check(a, self: selfType, variables: variables, model: model)
+        case .coalesce(let a, let b):
+            try check(b, self: selfType, variables: variables, model: model)
+            return try check(a, self: selfType, variables: variables, model: model)
+        }
+    }
+
+    private static func step(_ t: StaticType, _ name: String, model: StoreModel) throws(DocStoreError) -> StaticType {
+        switch t {
+        case .document: return .document
+        case .value, .values:
+            throw DocStoreError(.invalidQuery, "cannot follow \"\(name)\" from a value that is not an object or a document", property: name)
+        case .object(let e), .objects(let e):
+            let many: Bool = if case .objects = t { true } else { false }
+            guard let p = e.property(named: name) else {
+                throw DocStoreError(.invalidQuery, "\(e.name) has no property \"\(name)\"", entity: e.name, property: name)
+            }
+            switch p.kind {
+            case .attribute(let a):
+                if case .codable = a.type { return many ? .values : .document }
+                return many ? .values : .value
+            case .toOne, .toMany:
+                guard p.destination >= 0, p.destination < model.entities.count else { return .value }
+                let d = model.entities[p.destination]
+                return many || p.isToMany ? .objects(d) : .object(d)
+            }
+        }
+    }
+
+    // MARK: - Choosing a source
+
+    struct Choice {
+        var source: QuerySource
+        var rank: Int
+        var exact: Bool
+    }
+
+    static func choose(_ p: QueryPredicate, on entity: EntityInfo, model: StoreModel) throws(DocStoreError) -> Choice? {
+        switch p {
+        case .constant(false): return Choice(source: .empty, rank: 0, exact: true)
+        case .constant(true), .not: return nil
+        case .and(let ps):
+            var best: Choice?
+            for q in ps {
+                guard let c = try choose(q, on: entity, model: model) else { continue }
+                if c.rank < best?.rank ?? Int.max { best = c }
+            }
+            if var best, ps.count > 1 { best.exact = false; return best }
+            return best
+        case .or(let ps):
+            var sources: [QuerySource] = []
+            var rank = 0
+            for q in ps {
+                guard let c = try choose(q, on: entity, model: model) else { return nil }
+                sources.append(c.source)
+                rank = max(rank, c.rank)
+            }
+            return Choice(source: .union(sources), rank: rank + 1, exact: false)
+        case .comparison(let c):
+            return try choose(c, on: entity, model: model)
+        }
+    }
+
+    private static func choose(_ c: QueryComparison, on entity: EntityInfo, model: StoreModel) throws(DocStoreError) -> Choice? {
+        guard c.quantifier == .direct || c.quantifier == .any else { return nil }
+        // SELF == obj, SELF IN objs.
+        if c.lhs == .evaluatedObject, c.quantifier == .direct, let refs = references(c.rhs), c.op == .equal || c.op == .in {
+            return Choice(source: .keys(refs), rank: 0, exact: false)
+        }
+        guard case .keyPath(.evaluatedObject, let names) = c.lhs, let first = names.first,
+              let p = entity.property(named: first) else { return nil }
+        if names.count == 1, let attribute = p.attribute {
+            guard c.quantifier == .direct else { return nil }
+            return indexChoice(c, p, attribute)
+        }
+        guard p.destination >= 0, p.destination < model.entities.count, p.inverseSlot >= 0 else { return nil }
+        let destination = model.entities[p.destination]
+        guard p.inverseSlot < destination.properties.count else { return nil }
+        let inverse = destination.properties[p.inverseSlot]
+        if names.count == 1 {
+            // rel == obj, rel IN objs, ANY rel == obj, rel CONTAINS obj.
+            guard let refs = references(c.rhs) else { return nil }
+            let fits = c.op == .equal || c.op == .in || (c.op == .contains && p.isToMany && c.quantifier == .direct)
+            guard fits else { return nil }
+            return Choice(source: .related(via: p, inverse: inverse, targets: .keys(refs), destination: destination, targetFilter: nil),
+                          rank: 1, exact: false)
+        }
+        // rel.rest op value: the destination answers `rest op value`, then the links map back.
+        let rest = QueryComparison(.keyPath(.evaluatedObject, Array(names.dropFirst())), c.op, c.rhs, quantifier: .direct, options: c.options)
+        let inner = try choose(rest, on: destination, model: model)
+        return Choice(source: .related(via: p, inverse: inverse, targets: inner?.source ?? .scan, destination: destination,
+                                       targetFilter: .comparison(rest)),
+                      rank: 4 + (inner?.rank ?? 2), exact: false)
+    }
+
+    /// Constant object references on the right (one, or a list of them).
+    private static func references(_ e: QueryExpression) -> [UInt64]? {
+        switch e {
+        case .constant(.reference(let k)): return [k]
+        case .list(let items):
+            var keys: [UInt64] = []
+            for item in items {
+                guard case .constant(.reference(let k)) = item else { return nil }
+                keys.append(k)
+            }
+            return keys
+        default: return nil
+        }
+    }
+
+    private static func indexChoice(_ c: QueryComparison, _ p: PropertyInfo, _ a: AttributeDescription) -> Choice? {
+        guard p.indexTree != nil, c.options.isEmpty else { return nil }
+        func bound(_ e: QueryExpression) -> [UInt8]? {
+            guard case .constant(let v) = e else { return nil }
+            return indexBound(v, for: a, unique: p.isUnique)
+        }
+        // Ranges over doubles admit NaN (it sorts last in the index), so they are not exact.
+        let floating = [.double, .float, .decimal].contains(a.type)
+        let tag = kindPrefix(for: a)
+        switch c.op {
+        case .equal:
+            guard let b = bound(c.rhs) else { return nil }
+            return Choice(source: .index(p, [IndexRange(lower: b, upper: b, text: "== \(c.rhs)")]), rank: p.isUnique ? 0 : 1, exact: true)
+        case .in:
+            guard case .list(let items) = c.rhs else { return nil }
+            var ranges: [IndexRange] = []
+            var seen = Set<[UInt8]>()
+            for item in items {
+                guard let b = bound(item) else { return nil }
+                if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, text: "== \(item)")) }
+            }
+            ranges.sort { compareBytes($0.lower ?? [], $1.lower ?? []) < 0 }
+            return Choice(source: .index(p, ranges), rank: 2, exact: true)
+        case .less, .lessOrEqual:
+            guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
+            return Choice(source: .index(p, [IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, text: "\(c.op.rawValue) \(c.rhs)")]),
+                          rank: 3, exact: !floating)
+        case .greater, .greaterOrEqual:
+            guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
+            return Choice(source: .index(p, [IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, text: "\(c.op.rawValue) \(c.rhs)")]),
+                          rank: 3, exact: !floating)
+        case .between:
+            guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]),
+                  case .constant(let v) = bounds[0], !v.isNull, case .constant(let w) = bounds[1], !w.isNull else { return nil }
+            return Choice(source: .index(p, [IndexRange(lower: lo, upper: hi, text: "BETWEEN \(c.rhs)")]), rank: 3, exact: !floating)
+        case .beginsWith:
+            guard a.type == .string, case .constant(.string(let s)) = c.rhs,
+                  var prefix = Context.indexKey(.string(s), unique: true, key: 0) else { return nil }
+            prefix.removeLast(2)   // the string terminator 00 01: every extension of s starts with the rest
+            return Choice(source: .index(p, [IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")]), rank: 3, exact: true)
+        default:
+            return nil
+        }
+    }
+
+    /// The encoded value of a constant as the attribute's index holds it, or nil when the
+    /// constant is not of the attribute's kind (then the index is not used).
+    static func indexBound(_ v: StoredValue, for a: AttributeDescription, unique: Bool) -> [UInt8]? {
+        let converted: StoredValue
+        switch (a.type, v) {
+        case (_, .null):
+            guard !unique else { return nil }   // a unique index holds no nulls
+            return KeyEncoding.encode([.null])
+        case (.double, _), (.float, _), (.decimal, _):
+            guard let d = QueryValueSemantics.number(v), !(v.isBool) else { return nil }
+            converted = .double(d)
+        case (.url, .string(let s)):
+            converted = .string(s)
+        default:
+            guard v.fits(a.type), !(v.isBool && a.type != .bool) else { return nil }
+            converted = v
+        }
+        return Context.indexKey(converted, unique: true, key: 0)
+    }
+
+    /// The one-byte type tag every indexed value of the attribute starts with (so a range with
+    /// one open end stays within the attribute's kind and leaves nulls out).
+    private static func kindPrefix(for a: AttributeDescription) -> [UInt8]? {
+        let sample: StoredValue? = switch a.type {
+        case .int16, .int32, .int64, .int8: .int(0)
+        case .double, .float, .decimal: .double(0)
+        case .string, .url: .string("")
+        case .date: .date(Date(timeIntervalSinceReferenceDate: 0))
+        case .bool: .bool(false)
+        case .uuid: .uuid(UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
+        case .binaryData: .data(Data())
+        default: nil
+        }
+        guard let sample, let encoded = Context.indexKey(sample, unique: true, key: 0) else { return nil }
+        return [encoded[0]]
+    }
+}
+
+extension StoredValue {
+    var isBool: Bool { if case .bool = self { true } else { false } }
+}

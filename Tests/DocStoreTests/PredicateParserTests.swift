@@ -1,0 +1,148 @@
+// The predicate format-string language: what parses into what, printing back (description
+// parses to the same predicate), arguments and variables, and malformed input — every one a
+// typed `.invalidPredicate` error that says what was expected and at which character.
+
+import DocStore
+import Foundation
+import Testing
+
+@Suite struct PredicateParserTests {
+    func parse(_ format: String, _ args: Any?...) throws -> QueryPredicate {
+        try QueryPredicate(format: format, argumentArray: args)
+    }
+
+    @Test func comparisonsOperatorsAndModifiersParseToTheRepresentation() throws {
+        #expect(try parse("title == 'Milk'") == .comparison(QueryComparison(.path("title"), .equal, .constant(.string("Milk")))))
+        #expect(try parse("title = \"Milk\"") == parse("title == 'Milk'"))
+        #expect(try parse("n <> 3") == .comparison(QueryComparison(.path("n"), .notEqual, .constant(.int(3)))))
+        #expect(try parse("n =< 3") == parse("n <= 3"))
+        #expect(try parse("n => 3") == parse("n >= 3"))
+        #expect(try parse("title BEGINSWITH[cd] 'a'") == .comparison(QueryComparison(
+            .path("title"), .beginsWith, .constant(.string("a")), options: [.caseInsensitive, .diacriticInsensitive])))
+        #expect(try parse("title like[c] 'a*b?'") == .comparison(QueryComparison(
+            .path("title"), .like, .constant(.string("a*b?")), options: .caseInsensitive)))
+        #expect(try parse("n BETWEEN {1, 5}") == .comparison(QueryComparison(.path("n"), .between, .list([.constant(.int(1)), .constant(.int(5))]))))
+        #expect(try parse("ANY tags.name == 'x'") == .comparison(QueryComparison(.path("tags.name"), .equal, .constant(.string("x")), quantifier: .any)))
+        #expect(try parse("SOME tags.name == 'x'") == parse("ANY tags.name == 'x'"))
+        #expect(try parse("NONE tags.name == 'x'") == .comparison(QueryComparison(.path("tags.name"), .equal, .constant(.string("x")), quantifier: .none)))
+        #expect(try parse("n == -2.5e3") == .comparison(QueryComparison(.path("n"), .equal, .constant(.double(-2500)))))
+        #expect(try parse("n == 0x1F") == .comparison(QueryComparison(.path("n"), .equal, .constant(.int(31)))))
+        #expect(try parse("flag == YES AND other == false") == .and([
+            .comparison(QueryComparison(.path("flag"), .equal, .constant(.bool(true)))),
+            .comparison(QueryComparison(.path("other"), .equal, .constant(.bool(false)))),
+        ]))
+        #expect(try parse("x == nil || x == NULL") == .or([
+            .comparison(QueryComparison(.path("x"), .equal, .constant(.null))),
+            .comparison(QueryComparison(.path("x"), .equal, .constant(.null))),
+        ]))
+        #expect(try parse("TRUEPREDICATE") == .constant(true))
+        #expect(try parse("NOT FALSEPREDICATE") == .not(.constant(false)))
+    }
+
+    @Test func precedenceParenthesesArithmeticAndCollectionOperators() throws {
+        // AND binds tighter than OR; NOT tighter than AND.
+        let p = try parse("a == 1 OR b == 2 AND NOT c == 3")
+        let a = QueryPredicate.comparison(QueryComparison(.path("a"), .equal, .constant(.int(1))))
+        let b = QueryPredicate.comparison(QueryComparison(.path("b"), .equal, .constant(.int(2))))
+        let c = QueryPredicate.comparison(QueryComparison(.path("c"), .equal, .constant(.int(3))))
+        #expect(p == .or([a, .and([b, .not(c)])]))
+        #expect(try parse("(a == 1 OR b == 2) AND c == 3") == .and([.or([a, b]), c]))
+        // A parenthesis that groups an expression, not a predicate.
+        #expect(try parse("(a + b) * 2 > 3") == .comparison(QueryComparison(
+            .arithmetic(.multiply, .arithmetic(.add, .path("a"), .path("b")), .constant(.int(2))), .greater, .constant(.int(3)))))
+        #expect(try parse("tags.@count > 2") == .comparison(QueryComparison(.aggregate(.count, .path("tags"), []), .greater, .constant(.int(2)))))
+        #expect(try parse("notes.@sum.rating >= 10") == .comparison(QueryComparison(.aggregate(.sum, .path("notes"), ["rating"]), .greaterOrEqual, .constant(.int(10)))))
+        #expect(try parse("SUBQUERY(tags, $t, $t.name BEGINSWITH 'a').@count == 1") == .comparison(QueryComparison(
+            .aggregate(.count, .subquery(.path("tags"), variable: "t",
+                                         .comparison(QueryComparison(.keyPath(.variable("t"), ["name"]), .beginsWith, .constant(.string("a"))))), []),
+            .equal, .constant(.int(1)))))
+        #expect(try parse("SELF == $obj") == .comparison(QueryComparison(.evaluatedObject, .equal, .variable("obj"))))
+        #expect(try parse("#in == 1") == .comparison(QueryComparison(.path("in"), .equal, .constant(.int(1)))))
+    }
+
+    @Test func argumentsAreTakenInOrderAndTyped() throws {
+        let date = Date(timeIntervalSinceReferenceDate: 12345)
+        let id = UUID()
+        let p = try parse("%K == %@ AND d > %@ AND u == %@ AND n IN %@ AND i == %d AND f == %f",
+                          "folder.name", "Inbox", date, id, [1, 2, 3], 7, 2.5)
+        #expect(p == .and([
+            .comparison(QueryComparison(.path("folder.name"), .equal, .constant(.string("Inbox")))),
+            .comparison(QueryComparison(.path("d"), .greater, .constant(.date(date)))),
+            .comparison(QueryComparison(.path("u"), .equal, .constant(.uuid(id)))),
+            .comparison(QueryComparison(.path("n"), .in, .list([.constant(.int(1)), .constant(.int(2)), .constant(.int(3))]))),
+            .comparison(QueryComparison(.path("i"), .equal, .constant(.int(7)))),
+            .comparison(QueryComparison(.path("f"), .equal, .constant(.double(2.5)))),
+        ]))
+        let optional: String? = nil
+        #expect(try parse("x == %@", optional) == .comparison(QueryComparison(.path("x"), .equal, .constant(.null))))
+        #expect(try parse("d == CAST(100, \"NSDate\") AND u == CAST('\(id.uuidString)', \"UUID\")") == .and([
+            .comparison(QueryComparison(.path("d"), .equal, .constant(.date(Date(timeIntervalSinceReferenceDate: 100))))),
+            .comparison(QueryComparison(.path("u"), .equal, .constant(.uuid(id)))),
+        ]))
+    }
+
+    @Test func variablesAreSubstitutedButNotInsideTheirSubquery() throws {
+        let p = try parse("n > $min AND SUBQUERY(tags, $t, $t.name == $wanted).@count > 0")
+        let bound = try p.withSubstitutionVariables(["min": 3, "wanted": "home", "t": "not used"])
+        #expect(bound == (try parse("n > 3 AND SUBQUERY(tags, $t, $t.name == 'home').@count > 0")))
+    }
+
+    @Test func descriptionParsesBackToTheSamePredicate() throws {
+        let formats = [
+            "title BEGINSWITH[cd] \"a\\\"b\" AND (n < 3 OR NOT m >= 2.5)",
+            "ANY tags.name IN {\"x\", \"y\"} AND NONE tags.name ==[c] \"z\"",
+            "d BETWEEN {CAST(0.0, \"NSDate\"), CAST(100.0, \"NSDate\")}",
+            "SUBQUERY(tags, $t, $t.name LIKE \"a*\").@count == (n + 1) * 2",
+            "notes.@avg.rating > -1 AND SELF != nil AND #in == TRUEPREDICATE".replacingOccurrences(of: " == TRUEPREDICATE", with: " == YES"),
+            "TRUEPREDICATE OR FALSEPREDICATE",
+        ]
+        for format in formats {
+            let p = try parse(format)
+            #expect(try parse(p.description) == p, "\(format) printed as \(p.description)")
+        }
+    }
+
+    /// Malformed input: the code, the message's hint, and the character position.
+    @Test(arguments: [
+        ("title ==", "expected a value or a property name, found the end", 8),
+        ("title 'x'", "expected a comparison operator", 6),
+        ("== 3", "expected a value or a property name", 0),
+        ("title == 'open", "unterminated string", 9),
+        ("a == 1 AND", "expected a value or a property name, found the end", 10),
+        ("a == 1 b == 2", "expected AND, OR or the end", 7),
+        ("(a == 1", "expected \"\\)\"", 7),
+        ("a ==[x] 1", "unknown comparison option x", 5),
+        ("a.@median > 1", "unknown collection operator @median", 2),
+        ("a BETWEEN 3", "BETWEEN takes two bounds", 2),
+        ("a == 3abc", "a number runs into", 6),
+        ("a == %s", "unknown format argument %s", 5),
+        ("a == %@", "the format needs argument 1", 5),
+        ("a == ^", "unexpected character", 5),
+        ("AND == 1", "found the keyword AND", 0),
+        ("SUBQUERY(tags, t, t == 1)", "expected a $variable", 15),
+        ("d == CAST('yesterday', \"NSDate\")", "is not an ISO 8601 date", 10),
+    ])
+    func malformedInputIsATypedErrorWithAPosition(_ format: String, _ hint: String, _ position: Int) throws {
+        do {
+            _ = try QueryPredicate(format: format)
+            Issue.record("\(format) parsed")
+        } catch {
+            #expect(error.code == .invalidPredicate, "\(format)")
+            #expect(error.position == position, "\(format): \(error.message)")
+            #expect(error.message.range(of: hint.replacingOccurrences(of: "\\", with: ""), options: .literal) != nil, "\(format): \(error.message)")
+        }
+    }
+
+    @Test func argumentsThatDoNotFitAreTypedErrors() throws {
+        #expect(throws: DocStoreError.self) { try QueryPredicate(format: "a == %d", "seven") }
+        #expect(throws: DocStoreError.self) { try QueryPredicate(format: "%K == 1", 3) }
+        #expect(throws: DocStoreError.self) { try QueryPredicate(format: "a == %@", NSObject()) }
+        do {
+            _ = try QueryPredicate(format: "a == 1", "extra")
+            Issue.record("an extra argument was accepted")
+        } catch {
+            #expect(error.code == .invalidPredicate)
+            #expect(error.message.contains("1 argument was given, but the format uses 0"))
+        }
+    }
+}

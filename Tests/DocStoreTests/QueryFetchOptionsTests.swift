@@ -1,0 +1,101 @@
+// Fetch options on the data set of QueryConformanceTests: several sort keys with nil first and
+// ties broken by primary key, offset and limit, pending changes included or not, sorting
+// through a to-one relationship, and typed errors raised before anything is read.
+
+import DocStore
+import Foundation
+import Testing
+
+@Suite struct QueryFetchOptionsTests {
+    typealias Book = QueryConformanceTests.Book
+    typealias Shelf = QueryConformanceTests.Shelf
+
+    @Test func sortKeysOrderWithNilFirstAndTiesByPrimaryKey() throws {
+        let (_, c) = try QueryConformanceTests.makeStore()
+        let books = try c.fetch(FetchRequest<Book>(sortDescriptors: [SortKey("subtitle"), SortKey("pages", ascending: false)]))
+        #expect(books.count == 40)
+        // Nil subtitles first; within equal subtitles, pages descending; within equal pages, key order.
+        for (a, b) in zip(books, books.dropFirst()) {
+            switch (a.subtitle, b.subtitle) {
+            case (nil, nil), (.some, .some) where a.subtitle == b.subtitle:
+                if a.pages == b.pages {
+                    #expect(a.objectID?.primaryKey ?? 0 < b.objectID?.primaryKey ?? 0)
+                } else {
+                    #expect(a.pages > b.pages)
+                }
+            case (nil, .some): break
+            case (.some(let x), .some(let y)): #expect(x < y)
+            case (.some, nil): Issue.record("a nil subtitle after \(a.subtitle ?? "")")
+            }
+        }
+        let byShelf = try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "shelf != nil"), sortDescriptors: [SortKey("shelf.name", ascending: false)]))
+        #expect(byShelf.compactMap { $0.shelf?.name } == byShelf.compactMap { $0.shelf?.name }.sorted(by: >))
+        let folded = try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "title BEGINSWITH[c] 'c'"), sortDescriptors: [SortKey("title", options: .caseInsensitive)]))
+        // Folded equal titles keep primary-key order (books 11 and 12, then 36 and 37).
+        #expect(folded.map(\.title) == ["Cherry", "cherry", "Cherry 36", "cherry 37"])
+    }
+
+    @Test func offsetAndLimitCutTheOrderedResult() throws {
+        let (_, c) = try QueryConformanceTests.makeStore()
+        let all = try c.fetch(FetchRequest<Book>(sortDescriptors: [SortKey("title")]))
+        for (offset, limit) in [(0, 5), (5, 5), (38, 5), (40, 3), (0, 0), (7, 0)] {
+            let page = try c.fetch(FetchRequest<Book>(sortDescriptors: [SortKey("title")], fetchLimit: limit, fetchOffset: offset))
+            let expected = Array(all.dropFirst(offset).prefix(limit == 0 ? Int.max : limit))
+            #expect(page.map(\.objectID) == expected.map(\.objectID), "offset \(offset) limit \(limit)")
+            #expect(try c.count(for: FetchRequest<Book>(fetchLimit: limit, fetchOffset: offset)) == expected.count)
+        }
+    }
+
+    @Test func pendingChangesCountUnlessTheRequestSaysNot() throws {
+        let (_, c) = try QueryConformanceTests.makeStore()
+        let apple = try #require(try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "title == 'Apple'"))).first)
+        let cherry = try #require(try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "title == 'Cherry'"))).first)
+        apple.title = "Avocado"
+        try c.delete(cherry)
+        let new = Book()
+        new.title = "Apple"
+        try c.insert(new)
+
+        var request = FetchRequest<Book>(predicate: try QueryPredicate(format: "title == 'Apple' OR title == 'Cherry' OR title == 'Avocado'"))
+        let withPending = try c.fetch(request)
+        #expect(Set(withPending.map(\.title)) == ["Apple", "Avocado"])
+        #expect(withPending.contains { $0 === new } && withPending.contains { $0 === apple } && !withPending.contains { $0 === cherry })
+
+        request.includesPendingChanges = false
+        let saved = try c.fetch(request)
+        // The saved values choose: the old Apple (now titled Avocado in memory) and Cherry; not the insert.
+        #expect(saved.count == 2)
+        #expect(saved.contains { $0 === apple } && saved.contains { $0 === cherry } && !saved.contains { $0 === new })
+        #expect(try c.count(for: request) == 2)
+    }
+
+    @Test func badKeyPathsAndVariablesAreTypedErrorsBeforeAnyRead() throws {
+        let (_, c) = try QueryConformanceTests.makeStore()
+        func error(_ request: FetchRequest<Book>) -> DocStoreError? {
+            do { _ = try c.fetch(request); return nil } catch { return error }
+        }
+        let unknown = error(FetchRequest<Book>(predicate: try QueryPredicate(format: "titel == 'x'")))
+        #expect(unknown?.code == .invalidQuery && unknown?.entity == "Book" && unknown?.property == "titel")
+        let deep = error(FetchRequest<Book>(predicate: try QueryPredicate(format: "shelf.nmae == 'x'")))
+        #expect(deep?.code == .invalidQuery && deep?.entity == "Shelf" && deep?.property == "nmae")
+        let throughValue = error(FetchRequest<Book>(predicate: try QueryPredicate(format: "title.length == 1")))
+        #expect(throughValue?.code == .invalidQuery)
+        let unbound = error(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages > $min")))
+        #expect(unbound?.code == .invalidQuery && unbound?.message.contains("$min") == true)
+        let toManySort = error(FetchRequest<Book>(sortDescriptors: [SortKey("labels.name")]))
+        #expect(toManySort?.code == .invalidQuery)
+        let bound = try QueryPredicate(format: "pages > $min").withSubstitutionVariables(["min": 90])
+        #expect(try c.fetch(FetchRequest<Book>(predicate: bound)).allSatisfy { $0.pages > 90 })
+        #expect(throws: DocStoreError.self) { try c.fetch(FetchRequest<ManagedObject>(entityName: "Nope")) }
+    }
+
+    @Test func evaluateWithTestsOneObjectAsAFetchWould() throws {
+        let (_, c) = try QueryConformanceTests.makeStore()
+        let p = try QueryPredicate(format: "shelf.name == 'Work' AND ANY labels.name == 'red'")
+        let fetched = Set(try c.fetch(FetchRequest<Book>(predicate: p)).compactMap(\.objectID))
+        for book in try c.fetch(FetchRequest<Book>()) {
+            #expect(try p.evaluate(with: book) == fetched.contains(book.objectID!))
+        }
+        #expect(throws: DocStoreError.self) { try p.evaluate(with: Book()) }
+    }
+}
