@@ -141,6 +141,18 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
                 [\(raw: properties.map { "\"\($0.name)\"" }.joined(separator: ", "))]
             }
             """,
+            """
+            public static func _$keyPaths\(raw: className)<R: \(raw: className)>(_ root: R.Type) -> [AnyKeyPath: String] {
+                var names: [AnyKeyPath: String] = \(raw: parent == "nil" ? "[:]" : "\(superclass)._$keyPaths\(superclass)(root)")
+                \(raw: properties.map { "names[\\R.\($0.name)] = \"\($0.name)\"" }.joined(separator: "\n"))
+                return names
+            }
+            """,
+            """
+            override public class var _$keyPathNames: [AnyKeyPath: String] {
+                Self._$keyPaths\(raw: className)(Self.self)
+            }
+            """,
             "static let _$slotBase\(raw: className): Int = \(raw: superclass)._$slotCount",
             "override public class var _$slotCount: Int { \(raw: className)._$slotBase\(raw: className) + \(raw: properties.count) }",
             "var _$pending\(raw: className) = DocStore._$PendingValues()",

@@ -90,6 +90,18 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                     ["title", "folder", "tags"]
                 }
 
+                public static func _$keyPathsNote<R: Note>(_ root: R.Type) -> [AnyKeyPath: String] {
+                    var names: [AnyKeyPath: String] = [:]
+                    names[\\R.title] = "title"
+                    names[\\R.folder] = "folder"
+                    names[\\R.tags] = "tags"
+                    return names
+                }
+
+                override public class var _$keyPathNames: [AnyKeyPath: String] {
+                    Self._$keyPathsNote(Self.self)
+                }
+
                 static let _$slotBaseNote: Int = ManagedObject._$slotCount
 
                 override public class var _$slotCount: Int {

@@ -69,4 +69,42 @@ enum ReadmeExample {
         #expect(try context2.fetch(Tag.self).first?.notes.isEmpty == true)
         try reopened.close()
     }
+
+    /// The README's query example: the request, the count, and the plan explain prints.
+    @Test func theReadmeQueryExampleRunsAsWritten() throws {
+        typealias Folder = ReadmeExample.Folder
+        typealias Note = ReadmeExample.Note
+        let store = try Store.inMemory(models: [Folder.self, Note.self, ReadmeExample.Tag.self])
+        let context = Context(store: store)
+        let inbox = Folder(name: "Inbox")
+        try context.insert(inbox)
+        let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        for i in 0..<60 {
+            let n = Note(title: "note \(i)", folder: i % 2 == 0 ? inbox : nil)
+            n.createdAt = start.addingTimeInterval(Double(i) * 3600)
+            try context.insert(n)
+        }
+        try context.save()
+        let lastWeek = start
+
+        // --- README ---
+        let recent = try QueryPredicate(format: "folder.name == %@ AND createdAt > %@", "Inbox", lastWeek)
+        var request = FetchRequest<Note>(predicate: recent, sortDescriptors: [SortKey("createdAt", ascending: false)])
+        request.fetchLimit = 20
+        let notes = try context.fetch(request)
+        let withoutBody = try context.count(for: FetchRequest<Note>(predicate: try QueryPredicate(format: "body == nil")))
+        let plan = try context.explain(request, analyze: true)
+        // --- end ---
+        #expect(notes.count == 20 && notes.allSatisfy { $0.folder === inbox })
+        #expect(notes.map(\.createdAt) == notes.map(\.createdAt).sorted(by: >))
+        #expect(withoutBody == 60)
+        #expect(plan == """
+            fetch Note
+              source: index index.5 on Note.createdAt, > CAST(800000000.0, "NSDate")
+              filter: folder.name == "Inbox" AND createdAt > CAST(800000000.0, "NSDate") (tested on each candidate)
+              order: createdAt DESC — by the index's order (backward), stopping once 20 matches and their ties are read
+              window: offset 0, limit 20
+              read: 41 index entries, 40 records; 20 results
+            """, "\(plan)")
+    }
 }

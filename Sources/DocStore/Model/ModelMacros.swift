@@ -15,6 +15,7 @@ import Foundation
 /// attribute or relationship (decided by its type), read lazily from the store and tracked for
 /// save. `isAbstract: true` declares an entity with no objects of its own.
 @attached(member, names: named(_$entityDescription), named(_$declaredPropertyNames), prefixed(_$slotBase),
+          prefixed(_$keyPaths), named(_$keyPathNames),
           named(_$slotCount), prefixed(_$pending), named(_$absorbPending), named(init))
 @attached(memberAttribute)
 public macro Model(isAbstract: Bool = false) = #externalMacro(module: "DocStoreMacros", type: "ModelMacro")
