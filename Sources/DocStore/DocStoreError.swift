@@ -62,6 +62,10 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
         /// path, an operator applied to a value it does not take, an unbound variable. Raised
         /// when the fetch is planned, before anything is read.
         public static let invalidQuery = Code("invalidQuery")
+        /// A Foundation `#Predicate` uses an expression DocStore cannot run in the store (a
+        /// cast, a subscript, integer division, …); the message names it. Raised when the fetch
+        /// is planned, never by falling back to loading every object.
+        public static let unsupportedPredicate = Code("unsupportedPredicate")
     }
 
     /// One problem found in a schema: where it is and what is wrong.

@@ -143,7 +143,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
             """,
             """
             public static func _$keyPaths\(raw: className)<R: \(raw: className)>(_ root: R.Type) -> [AnyKeyPath: String] {
-                var names: [AnyKeyPath: String] = \(raw: parent == "nil" ? "[:]" : "\(superclass)._$keyPaths\(superclass)(root)")
+                var names: [AnyKeyPath: String] = \(raw: parent == "nil" ? "DocStore._$baseKeyPaths(root)" : "\(superclass)._$keyPaths\(superclass)(root)")
                 \(raw: properties.map { "names[\\R.\($0.name)] = \"\($0.name)\"" }.joined(separator: "\n"))
                 return names
             }

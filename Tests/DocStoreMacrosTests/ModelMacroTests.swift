@@ -91,7 +91,7 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                 }
 
                 public static func _$keyPathsNote<R: Note>(_ root: R.Type) -> [AnyKeyPath: String] {
-                    var names: [AnyKeyPath: String] = [:]
+                    var names: [AnyKeyPath: String] = DocStore._$baseKeyPaths(root)
                     names[\\R.title] = "title"
                     names[\\R.folder] = "folder"
                     names[\\R.tags] = "tags"

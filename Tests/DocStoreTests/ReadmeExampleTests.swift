@@ -94,7 +94,11 @@ enum ReadmeExample {
         let notes = try context.fetch(request)
         let withoutBody = try context.count(for: FetchRequest<Note>(predicate: try QueryPredicate(format: "body == nil")))
         let plan = try context.explain(request, analyze: true)
+        let drafts = FetchRequest<Note>(predicate: #Predicate { $0.body == nil && $0.folder?.name == "Inbox" },
+                                        sortBy: [SortDescriptor(\.createdAt, order: .reverse)], fetchLimit: 20)
+        let latestDrafts = try context.fetch(drafts)
         // --- end ---
+        #expect(latestDrafts.map(\.objectID) == notes.map(\.objectID))
         #expect(notes.count == 20 && notes.allSatisfy { $0.folder === inbox })
         #expect(notes.map(\.createdAt) == notes.map(\.createdAt).sorted(by: >))
         #expect(withoutBody == 60)

@@ -308,3 +308,9 @@ private func relationshipDescription(_ name: String, _ destination: ManagedObjec
     }
     return .relationship(r)
 }
+
+/// The key paths every model class has, rooted at `R` (the start of `_$keyPaths<Class>`, which
+/// @Model generates): `objectID`, which a predicate may compare to stand for the object.
+public func _$baseKeyPaths<R: ManagedObject>(_ root: R.Type) -> [AnyKeyPath: String] {
+    [\R.objectID: "objectID"]
+}

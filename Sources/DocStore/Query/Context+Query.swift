@@ -93,6 +93,7 @@ extension Context {
     }
 
     private func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
+        if let error = request.predicateError { throw error }
         let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
         guard let entity = store.model.entity(named: name) else {
             throw DocStoreError(.unknownProperty, "the schema has no entity \"\(name)\"", entity: name)

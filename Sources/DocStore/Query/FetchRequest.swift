@@ -25,6 +25,8 @@ public struct FetchRequest<Result: ManagedObject>: Sendable {
     public var includesPendingChanges: Bool
     /// Whether objects of sub-entities are included (default true).
     public var includesSubentities: Bool
+    /// A `#Predicate` that could not be translated: thrown when the request is run.
+    var predicateError: DocStoreError?
 
     public init(entityName: String? = nil, predicate: QueryPredicate? = nil, sortDescriptors: [SortKey] = [],
                 fetchLimit: Int = 0, fetchOffset: Int = 0) {

@@ -181,7 +181,10 @@ final class QueryEvaluator {
             for name in names { current = try step(current, name) }
             return current
         case .aggregate(let op, let base, let names):
-            let members = try evaluate(base).elements
+            let operand = try evaluate(base)
+            // A string's @count is its length in characters (Swift's `count`).
+            if op == .count, names.isEmpty, case .scalar(.string(let s)) = operand { return .scalar(.int(Int64(s.count))) }
+            let members = operand.elements
             if op == .count { return .scalar(.int(Int64(members.count))) }
             var values = QueryOperand.collection(members)
             for name in names { values = try step(values, name) }
