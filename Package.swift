@@ -29,7 +29,7 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]),
         .target(name: "DocStore", dependencies: ["DocStoreEngine", "DocStoreMacros"]),
-        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine"]),
+        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine", "DocStore"]),
         .executableTarget(
             name: "DocStoreCLI",
             dependencies: [

@@ -197,9 +197,12 @@ extension Context {
         case .null: if unique { return nil }; component = .null
         case .bool(let v): component = .bool(v)
         case .int(let v): component = .int(v)
-        case .double(let v): component = .double(v)
-        case .float(let v): component = .double(Double(v))
-        case .decimal(let v): component = .double(NSDecimalNumber(decimal: v).doubleValue)
+        // −0 is stored as +0: one key for the two zeros, as they are one value to `==`.
+        case .double(let v): component = .double(v == 0 ? 0 : v)
+        case .float(let v): component = .double(v == 0 ? 0 : Double(v))
+        case .decimal(let v):
+            let d = NSDecimalNumber(decimal: v).doubleValue
+            component = .double(d == 0 ? 0 : d)
         case .string(let v): component = .string(nfc(v))
         case .date(let v): component = .date(v)
         case .uuid(let v): component = .uuid(v)

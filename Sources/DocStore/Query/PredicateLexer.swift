@@ -174,7 +174,7 @@ struct PredicateLexer {
             throw Self.error("a number runs into \(String(reflecting: String(chars[i])))", at: i)
         }
         if !isDouble, let v = Int64(text) { return .integer(v) }
-        guard let v = Double(text) else { throw Self.error("\(text) is not a number", at: start) }
+        guard let v = Double(text), v.isFinite else { throw Self.error("\(text) is not a number in range", at: start) }
         return .double(v)
     }
 

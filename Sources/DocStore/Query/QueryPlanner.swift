@@ -220,11 +220,30 @@ enum QueryPlanner {
                           rank: 1, exact: false)
         }
         // rel.rest op value: the destination answers `rest op value`, then the links map back.
+        // Objects whose to-one is nil are not reached that way, so the comparison must be false
+        // for them (`folder.name != "x"` holds for a note without a folder: scan instead).
+        if p.isToOne, !isFalseForNil(c) { return nil }
         let rest = QueryComparison(.keyPath(.evaluatedObject, Array(names.dropFirst())), c.op, c.rhs, quantifier: .direct, options: c.options)
         let inner = try choose(rest, on: destination, model: model)
         return Choice(source: .related(via: p, inverse: inverse, targets: inner?.source ?? .scan, destination: destination,
                                        targetFilter: .comparison(rest)),
                       rank: 4 + (inner?.rank ?? 2), exact: false)
+    }
+
+    /// Whether the comparison is false whenever its left side is nil (Q3).
+    static func isFalseForNil(_ c: QueryComparison) -> Bool {
+        func nonNullConstant(_ e: QueryExpression) -> Bool {
+            if case .constant(let v) = e { return !v.isNull }
+            return false
+        }
+        switch c.op {
+        case .equal: return nonNullConstant(c.rhs)
+        case .notEqual: return false
+        case .in:
+            if case .list(let items) = c.rhs { return items.allSatisfy(nonNullConstant) }
+            return false
+        default: return true   // orderings, BETWEEN and string operators never hold for nil
+        }
     }
 
     /// Constant object references on the right (one, or a list of them).

@@ -115,7 +115,12 @@ extension QueryExpression: CustomStringConvertible {
         }
     }
 
-    private static func name(_ n: String) -> String { PredicateParser.reserved.contains(n.uppercased()) ? "#" + n : n }
+    /// A property name as the lexer reads it back: `#` before a keyword or a name that does not
+    /// start with a letter or `_`.
+    private static func name(_ n: String) -> String {
+        let plain = n.first.map { $0.isLetter || $0 == "_" } ?? false
+        return plain && !PredicateParser.reserved.contains(n.uppercased()) ? n : "#" + n
+    }
 
     static func literal(_ v: StoredValue) -> String {
         switch v {
