@@ -29,7 +29,10 @@ let package = Package(
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]),
         .target(name: "DocStore", dependencies: ["DocStoreEngine", "DocStoreMacros"]),
-        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine", "DocStore"]),
+        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine"]),
+        // The query fuzz logic needs the object layer; kept apart so the fuzz package (whose
+        // sanitizer build cannot link the @Model plugin, see Fuzz/README.md) never pulls it in.
+        .target(name: "DocStoreQueryTestSupport", dependencies: ["DocStore", "DocStoreTestSupport"]),
         .executableTarget(
             name: "DocStoreCLI",
             dependencies: [
@@ -41,7 +44,7 @@ let package = Package(
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
-        .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreEngine", "DocStoreTestSupport"]),
+        .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreEngine", "DocStoreTestSupport", "DocStoreQueryTestSupport"]),
         .testTarget(
             name: "DocStoreMacrosTests",
             dependencies: [

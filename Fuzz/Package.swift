@@ -4,7 +4,7 @@
 // is a thin main calling DocStoreTestSupport.FuzzTargets, which the unit suite also replays.
 import PackageDescription
 
-let targets = ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding", "FuzzPredicate"]
+let targets = ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"]
 
 let package = Package(
     name: "DocStoreFuzz",

@@ -21,7 +21,7 @@ import Testing
         return files.sorted { $0.path < $1.path }
     }
 
-    @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding", "FuzzPredicate"])
+    @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"])
     func everyCorpusFileRunsClean(target: String) throws {
         let files = Self.inputs(target)
         #expect(!files.isEmpty, "no corpus for \(target)")
@@ -33,7 +33,6 @@ import Testing
             case "FuzzWALRecord": finding = FuzzTargets.walRecord(bytes)
             case "FuzzPageDecode": finding = FuzzTargets.pageDecode(bytes)
             case "FuzzKeyEncoding": finding = FuzzTargets.keyEncoding(bytes)
-            case "FuzzPredicate": finding = FuzzTargets.predicate(bytes)
             default: finding = FuzzTargets.operations(bytes)
             }
             #expect(finding == nil, "\(target) \(file.lastPathComponent): \(finding ?? "")")

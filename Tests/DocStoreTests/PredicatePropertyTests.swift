@@ -1,8 +1,10 @@
 // Random predicates from a grammar (fixed seeds; a failure prints its seed and the predicate),
-// run through the FuzzPredicate logic: each must print and parse back to itself, and a fetch
-// through the planner must return exactly what evaluating it in memory selects.
+// and every file of Fuzz/Corpus/FuzzPredicate, run through the predicate fuzz logic: each must
+// parse or throw a typed error, print and parse back to itself, and a fetch through the planner
+// must return exactly what evaluating it in memory selects.
 
 import DocStore
+import DocStoreQueryTestSupport
 import DocStoreTestSupport
 import Foundation
 import Testing
@@ -52,6 +54,17 @@ import Testing
             case 3: return pick(["tags.@count > 1", "SUBQUERY(tags, $t, $t.name == 'a').@count == 1", "folder == nil", "pages + 1 > 3"])
             default: return comparison()
             }
+        }
+    }
+
+    @Test func theCorpusRunsClean() throws {
+        let corpus = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Fuzz/Corpus/FuzzPredicate")
+        let files = try FileManager.default.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)
+        #expect(files.count >= 5)
+        for file in files.sorted(by: { $0.path < $1.path }) {
+            let finding = FuzzTargets.predicate([UInt8](try Data(contentsOf: file)))
+            #expect(finding == nil, "\(file.lastPathComponent): \(finding ?? "")")
         }
     }
 

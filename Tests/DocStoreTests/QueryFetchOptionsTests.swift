@@ -98,4 +98,23 @@ import Testing
         }
         #expect(throws: DocStoreError.self) { try p.evaluate(with: Book()) }
     }
+
+    /// A unique index holds no nils, so it cannot give the order of an optional attribute: a
+    /// sort with a limit must still return the objects whose value is nil (first, ascending).
+    @Test func sortingByAnOptionalUniqueAttributeKeepsItsNils() throws {
+        let schema = Schema(entities: [
+            EntityDescription(name: "Person", attributes: [
+                AttributeDescription(name: "code", type: .string, isOptional: true, isUnique: true),
+            ]),
+        ])
+        let store = try Store.inMemory(schema: schema)
+        let c = Context(store: store)
+        for code in ["b", nil, "a", nil, "c"] as [String?] {
+            try c.insertObject(forEntityName: "Person").setValue(code, forKey: "code")
+        }
+        try c.save()
+        let fresh = Context(store: store)
+        let first = try fresh.fetch(FetchRequest<ManagedObject>(entityName: "Person", sortDescriptors: [SortKey("code")], fetchLimit: 3))
+        #expect(first.map { $0["code"] as? String } == [nil, nil, "a"])
+    }
 }

@@ -117,13 +117,10 @@ extension Context {
         let pendingKeys = Set(pending.map(\.key))
         var rows: [QueryRow] = []
 
-        /// Tests one stored candidate (F1); false stops an ordered index walk.
-        func consider(_ key: UInt64, bytes: [UInt8]?) throws(DocStoreError) {
+        /// Tests one stored candidate (F1).
+        func consider(_ key: UInt64, bytes record: [UInt8]) throws(DocStoreError) {
             guard plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
                   let entity = store.model.entity(ofKey: key) else { return }
-            var record = bytes
-            if record == nil { record = try storedRecord(key, entity) }
-            guard let record else { return }
             evaluator.recordsRead += 1
             var values = entity.defaults
             let rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: entity.slotForField)
@@ -150,7 +147,11 @@ extension Context {
                     try walk(range, of: p, descending: !ascending, txn, counting: evaluator) { entryKey, key in
                         // Past the window, read on only through the ties of its last value.
                         if let boundary { if valuePart(entryKey, p) != boundary { stop = true; return false } }
-                        try consider(key, bytes: nil)
+                        if plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
+                           let entity = store.model.entity(ofKey: key),
+                           let bytes = try store.rows.row(key) ?? txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) {
+                            try consider(key, bytes: bytes)
+                        }
                         if boundary == nil, rows.count >= needed { boundary = valuePart(entryKey, p) }
                         return true
                     }
@@ -158,9 +159,18 @@ extension Context {
                 }
             }
         default:
+            // The candidates' records are read in one transaction (the row cache first).
             var seen = Set<UInt64>()
-            for key in try candidates(plan.source, entity: plan.entity, evaluator) where seen.insert(key).inserted {
-                try consider(key, bytes: nil)
+            let keys = try candidates(plan.source, entity: plan.entity, evaluator).filter { key in
+                seen.insert(key).inserted && plan.kinds.contains(PrimaryKey.entity(of: key)) && !pendingKeys.contains(key)
+            }
+            let model = store.model
+            try store.read { txn in
+                for key in keys {
+                    guard let entity = model.entity(ofKey: key) else { continue }
+                    let bytes = try store.rows.row(key) ?? txn.get(PrimaryKey.bytes(key), in: entity.recordsTree)
+                    if let bytes { try consider(key, bytes: bytes) }
+                }
             }
         }
 

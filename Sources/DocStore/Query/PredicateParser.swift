@@ -20,22 +20,90 @@
 // groups an expression (`(a + b) > 3`). Errors say what was expected, and where.
 
 import Foundation
+import Synchronization
 
 struct PredicateParser {
     private let tokens: [(token: PredicateToken, at: Int)]
     private var index = 0
     private var arguments: [Any?]
     private var nextArgument = 0
+    /// Template mode: `%@ %d %f` become placeholders (`$%0`, `$%1`, …) recorded here.
+    private var placeholders: [(kind: Character, at: Int)]?
+    /// Set when the format has a `%K`, whose argument changes the predicate's shape.
+    private var usesKeyPathArgument = false
+
+    /// A parsed format whose `%@ %d %f` arguments are placeholders, filled per call.
+    struct Template: Sendable {
+        let predicate: QueryPredicate
+        let arguments: [(kind: Character, at: Int)]
+    }
+
+    /// Parsed formats by text (bounded), so a format used again costs only its substitution.
+    private static let templates = Mutex<[String: Template]>([:])
+    private static let templateLimit = 512
 
     /// Parses `format`, taking `%` arguments from `arguments` in order.
     static func parse(_ format: String, arguments: [Any?]) throws(DocStoreError) -> QueryPredicate {
+        if let template = templates.withLock({ $0[format] }) { return try fill(template, arguments) }
+        var parser = PredicateParser(tokens: try PredicateLexer.tokens(format), arguments: [])
+        parser.placeholders = []
+        let predicate = try parser.predicate()
+        guard parser.current == .end else { throw parser.expected("AND, OR or the end") }
+        if parser.usesKeyPathArgument { return try parseDirectly(format, arguments: arguments) }
+        let template = Template(predicate: predicate, arguments: parser.placeholders ?? [])
+        templates.withLock { cache in
+            if cache.count >= templateLimit { cache.removeAll(keepingCapacity: true) }
+            cache[format] = template
+        }
+        return try fill(template, arguments)
+    }
+
+    /// Parses with the arguments in place (formats with `%K`).
+    private static func parseDirectly(_ format: String, arguments: [Any?]) throws(DocStoreError) -> QueryPredicate {
         var parser = PredicateParser(tokens: try PredicateLexer.tokens(format), arguments: arguments)
         let predicate = try parser.predicate()
         guard parser.current == .end else { throw parser.expected("AND, OR or the end") }
-        guard parser.nextArgument == arguments.count else {
-            throw DocStoreError(.invalidPredicate, "\(arguments.count) argument\(arguments.count == 1 ? " was" : "s were") given, but the format uses \(parser.nextArgument)")
-        }
+        guard parser.nextArgument == arguments.count else { throw argumentCountError(given: arguments.count, used: parser.nextArgument) }
         return predicate
+    }
+
+    private static func argumentCountError(given: Int, used: Int) -> DocStoreError {
+        DocStoreError(.invalidPredicate, "\(given) argument\(given == 1 ? " was" : "s were") given, but the format uses \(used)")
+    }
+
+    /// The template with its placeholders replaced by `arguments`, converted as each `%` asks.
+    private static func fill(_ template: Template, _ arguments: [Any?]) throws(DocStoreError) -> QueryPredicate {
+        if arguments.count < template.arguments.count {
+            let missing = template.arguments[arguments.count]
+            throw PredicateLexer.error("the format needs argument \(arguments.count + 1), but only \(arguments.count) \(arguments.count == 1 ? "was" : "were") given", at: missing.at)
+        }
+        guard arguments.count == template.arguments.count else {
+            throw argumentCountError(given: arguments.count, used: template.arguments.count)
+        }
+        guard !arguments.isEmpty else { return template.predicate }
+        var bound: [String: QueryExpression] = [:]
+        for (i, slot) in template.arguments.enumerated() {
+            bound["%\(i)"] = try convert(arguments[i], as: slot.kind, at: slot.at)
+        }
+        let filled = template.predicate.substituting(bound, shadowed: [])
+        try checkBetweenBounds(filled)
+        return filled
+    }
+
+    /// `x BETWEEN %@` takes a pair: checked once the argument is in.
+    private static func checkBetweenBounds(_ p: QueryPredicate) throws(DocStoreError) {
+        switch p {
+        case .constant: return
+        case .and(let ps), .or(let ps): for q in ps { try checkBetweenBounds(q) }
+        case .not(let q): try checkBetweenBounds(q)
+        case .comparison(let c):
+            guard c.op == .between else { return }
+            switch c.rhs {
+            case .list(let bounds) where bounds.count == 2: return
+            case .variable: return
+            default: throw DocStoreError(.invalidPredicate, "BETWEEN takes two bounds, as {low, high} or an array of two; it was given \(c.rhs)")
+            }
+        }
     }
 
     /// Parses an expression alone (a sort key, a key path with operators).
@@ -113,7 +181,7 @@ struct PredicateParser {
         guard isPunctuation("(") else { return try comparison() }
         // A parenthesized predicate, unless it turns out to be an expression (`(a + b) > 3`).
         // If neither reading parses, the error that got further is the one to report.
-        let saved = (index, nextArgument)
+        let saved = (index, nextArgument, placeholders?.count ?? 0)
         advance()
         var first: DocStoreError
         do {
@@ -123,7 +191,8 @@ struct PredicateParser {
         } catch {
             first = error
         }
-        (index, nextArgument) = saved
+        (index, nextArgument) = (saved.0, saved.1)
+        if let recorded = placeholders { placeholders = Array(recorded.prefix(saved.2)) }
         do {
             return try comparison()
         } catch {
@@ -379,11 +448,22 @@ struct PredicateParser {
     // MARK: - Arguments
 
     private mutating func argument(_ kind: Character, at: Int) throws(DocStoreError) -> QueryExpression {
+        if kind == "K" { usesKeyPathArgument = true }
+        if placeholders != nil, kind != "K" {
+            placeholders?.append((kind, at))
+            return .variable("%\((placeholders?.count ?? 1) - 1)")
+        }
+        if placeholders != nil { return .variable("%K") }   // parsed again directly (parseDirectly)
         guard nextArgument < arguments.count else {
             throw PredicateLexer.error("the format needs argument \(nextArgument + 1), but only \(arguments.count) \(arguments.count == 1 ? "was" : "were") given", at: at)
         }
         let value = arguments[nextArgument]
         nextArgument += 1
+        return try Self.convert(value, as: kind, at: at)
+    }
+
+    /// An argument as the expression its `%` asks for.
+    private static func convert(_ value: Any?, as kind: Character, at: Int) throws(DocStoreError) -> QueryExpression {
         switch kind {
         case "K":
             guard let path = value as? String, !path.isEmpty else {

@@ -49,11 +49,13 @@ extension PredicateExpressions.KeyPath: QueryTranslatable {
             if name == "objectID" { return .expression(base) }
             return .expression(appending(name, to: base))
         }
-        if let counted = Root.Output.self as? QueryCountable.Type {
-            if path == counted.countKeyPath { return .expression(.aggregate(.count, base, [])) }
-            if path == counted.isEmptyKeyPath {
-                return .predicate(.comparison(QueryComparison(.aggregate(.count, base, []), .equal, .constant(.int(0)))))
-            }
+        // `count` and `isEmpty` of any collection (strings included) are recognized by Foundation.
+        switch kind {
+        case .collectionCount?: return .expression(.aggregate(.count, base, []))
+        case .collectionIsEmpty?:
+            return .predicate(.comparison(QueryComparison(.aggregate(.count, base, []), .equal, .constant(.int(0)))))
+        case .some: throw PredicateTranslator.unsupported(self, "first and last of a collection have no order in the store")
+        case nil: break
         }
         // A stored property of a Codable value (a document): its key path prints its name.
         let text = path.debugDescription

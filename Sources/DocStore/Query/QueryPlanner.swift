@@ -53,7 +53,9 @@ enum QueryPlanner {
         var indexOrder: Bool?
         if limit > 0, let first = sortExpressions.first, first.1.options.isEmpty,
            case .keyPath(.evaluatedObject, let names) = first.0, names.count == 1,
-           let p = entity.property(named: names[0]), p.indexTree != nil {
+           let p = entity.property(named: names[0]), p.indexTree != nil,
+           // A unique index holds no nils: it orders every object only if the value is required.
+           !p.isUnique || p.attribute?.isOptional == false {
             switch source {
             case .scan:
                 source = .index(p, [IndexRange(text: "every entry")])

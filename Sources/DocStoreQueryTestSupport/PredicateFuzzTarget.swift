@@ -1,5 +1,6 @@
-// PredicateFuzzTarget: the logic of Fuzz/Sources/FuzzPredicate — the predicate format-string
-// parser, planner and evaluator on arbitrary text. Properties:
+// PredicateFuzzTarget: fuzz logic for the predicate format-string parser, planner and evaluator
+// on arbitrary text (corpus: Fuzz/Corpus/FuzzPredicate, replayed by PredicatePropertyTests, which
+// also feeds it grammar-made predicates). Properties:
 //   P1  parsing returns a predicate or throws a typed DocStoreError; it never traps or hangs;
 //   P2  a parsed predicate prints (`description`) to text that parses back to the same predicate;
 //   P3  run against a small store, a fetch (through whatever plan the planner picks) returns
@@ -7,6 +8,7 @@
 //       when both succeed (a typed error from either is a correct answer to a bad query).
 
 import DocStore
+import DocStoreTestSupport
 import Foundation
 
 extension FuzzTargets {
