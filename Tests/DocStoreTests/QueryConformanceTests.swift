@@ -120,6 +120,11 @@ import Testing
             ("pages > 40 OR title BEGINSWITH 'a'", []), ("(pages == 10 OR pages == 20) AND isRead == NO", []),
             ("shelf.name == 'Inbox' OR ANY labels.name == 'blue'", []), ("NOT (pages > 40 OR isRead == YES)", []),
             ("pages > 40 AND title BEGINSWITH 'S' AND subtitle != nil", []),
+            // Several bounds on one indexed attribute: one range.
+            ("pages >= 20 AND pages < 60", []), ("pages > 20 AND pages <= 60 AND pages != 40", []), ("pages < 50 AND pages > 50", []),
+            ("published >= %@ AND published < %@", [Date(timeIntervalSinceReferenceDate: 2 * day), cutoff]),
+            ("title >= 'B' AND title < 'D'", []), ("title BEGINSWITH 'C' AND title < 'Cherry 5'", []), ("title BEGINSWITH 'b' AND title > 'banana'", []),
+            ("rating > -1 AND rating < 1", []), ("pages <= 30 AND pages >= 30", []), ("pages > 10 AND pages IN {0, 20, 100}", []),
         ]
     }
 
@@ -242,6 +247,8 @@ import Testing
         #expect(reads(equal) == (1, 1, 1), "\(equal)")
         let prefix = try explain(c, "title BEGINSWITH 'ban'")
         #expect(prefix.contains("BEGINSWITH \"ban\"") && reads(prefix) == (2, 2, 2), "\(prefix)")
+        let between = try explain(c, "pages >= 20 AND pages < 60")
+        #expect(between.contains(">= 20 and < 60") && reads(between).entries <= reads(between).results + 1, "\(between)")
         let range = try explain(c, "pages > 70")
         #expect(range.contains("index") && reads(range).records == reads(range).results, "\(range)")
         let list = try explain(c, "pages IN {0, 100}")

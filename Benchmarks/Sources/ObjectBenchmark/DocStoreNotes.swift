@@ -2,6 +2,7 @@
 // would — objects inserted and related, one save; fetches by ID, whole-entity fetches and
 // relationship reads through objects. The store is durable (`.full`): save returns once synced.
 
+import BenchmarkSupport
 import DocStore
 import Foundation
 
@@ -107,6 +108,76 @@ final class DocStoreNotes: NotesSubject {
             if let note = try note(id, in: context) { try context.delete(note) }
         }
         try context.save()
+    }
+
+    /// The request a query workload runs, for query number `i` (format strings, parsed each
+    /// time, as an app building a query per screen would).
+    func request(_ workload: Workload, _ data: NotesData, _ i: Int) throws -> FetchRequest<Note> {
+        let d = data.queryDates[i % data.queryDates.count]
+        switch workload {
+        case .queryEqual:
+            return FetchRequest(predicate: try QueryPredicate(format: "createdAt == %@", d))
+        case .queryRange:
+            return FetchRequest(predicate: try QueryPredicate(format: "createdAt >= %@ AND createdAt < %@", d, d.addingTimeInterval(100 * 60)),
+                                sortDescriptors: [SortKey("createdAt")])
+        case .queryFirstPage:
+            return FetchRequest(sortDescriptors: [SortKey("createdAt", ascending: false)], fetchLimit: 20)
+        case .queryTag:
+            return FetchRequest(predicate: try QueryPredicate(format: "ANY tags.name == %@", data.tagNames[i % data.tagNames.count]))
+        case .queryCount:
+            return FetchRequest(predicate: try QueryPredicate(format: "isRead == NO AND createdAt > %@", d))
+        default:
+            return FetchRequest(predicate: try QueryPredicate(format: "title CONTAINS[cd] %@", "milk"))
+        }
+    }
+
+    static func repetitions(_ workload: Workload, _ data: NotesData) -> Int {
+        switch workload {
+        case .queryEqual: 2_000
+        case .queryRange, .queryFirstPage: 500
+        case .queryTag: data.tagNames.count
+        case .queryCount: 200
+        default: 5
+        }
+    }
+
+    func query(_ workload: Workload, _ data: NotesData) throws -> Int {
+        let context = Context(store: store)
+        var total = 0
+        for i in 0..<Self.repetitions(workload, data) {
+            let request = try request(workload, data, i)
+            if workload == .queryCount {
+                total += try context.count(for: request)
+            } else {
+                for note in try context.fetch(request) where !note.title.isEmpty { total += 1 }
+            }
+        }
+        return total
+    }
+
+    /// Seconds per parse of a typical format with three arguments: again (cached), and the
+    /// first time (1 000 formats that differ in a literal).
+    static func parseCost() throws -> (cached: Double, cold: Double) {
+        let date = Date(timeIntervalSinceReferenceDate: 800_000_000)
+        let format = "title BEGINSWITH[c] %@ AND createdAt > %@ AND ANY tags.name == %@"
+        _ = try QueryPredicate(format: format, "buy", date, "tag-1")
+        let rounds = 100_000
+        let cached = try timed {
+            for i in 0..<rounds { _ = try QueryPredicate(format: format, "buy", date, i % 2 == 0 ? "tag-1" : "tag-2") }
+        } / Double(rounds)
+        var colds: [Double] = []
+        for i in 0..<1_000 {
+            let fresh = "title BEGINSWITH[c] %@ AND createdAt > %@ AND ANY tags.name == %@ AND isRead != \(i + 2)"
+            colds.append(try timed { _ = try QueryPredicate(format: fresh, "buy", date, "tag-1") })
+        }
+        return (cached, median(colds))
+    }
+
+    /// Index entries the first query of a workload reads (explain's analysis).
+    func entriesRead(_ workload: Workload, _ data: NotesData) throws -> Int? {
+        let plan = try Context(store: store).explain(try request(workload, data, 0), analyze: true)
+        guard let line = plan.split(separator: "\n").last, line.contains("read:") else { return nil }
+        return line.split { !$0.isNumber }.first.flatMap { Int($0) }
     }
 
     func fetchOne(_ id: Int) throws -> String {

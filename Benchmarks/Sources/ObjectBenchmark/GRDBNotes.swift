@@ -122,6 +122,32 @@ final class GRDBNotes: NotesSubject {
         }
     }
 
+    func query(_ workload: Workload, _ data: NotesData) throws -> Int {
+        try pool.read { db in
+            var total = 0
+            let createdAt = Column("createdAt")
+            for i in 0..<DocStoreNotes.repetitions(workload, data) {
+                let d = data.queryDates[i % data.queryDates.count]
+                let notes: [NoteRecord]
+                switch workload {
+                case .queryEqual: notes = try NoteRecord.filter(createdAt == d).fetchAll(db)
+                case .queryRange:
+                    notes = try NoteRecord.filter(createdAt >= d && createdAt < d.addingTimeInterval(100 * 60)).order(createdAt).fetchAll(db)
+                case .queryFirstPage: notes = try NoteRecord.order(createdAt.desc).limit(20).fetchAll(db)
+                case .queryTag:
+                    notes = try NoteRecord.fetchAll(db, sql: "SELECT note.* FROM tag JOIN noteTag ON noteTag.tagId = tag.id JOIN note ON note.id = noteTag.noteId WHERE tag.name = ?",
+                                                    arguments: [data.tagNames[i % data.tagNames.count]])
+                case .queryCount:
+                    total += try NoteRecord.filter(Column("isRead") == false && createdAt > d).fetchCount(db)
+                    continue
+                default: notes = try NoteRecord.filter(Column("title").like("%milk%")).fetchAll(db)
+                }
+                for n in notes where !n.title.isEmpty { total += 1 }
+            }
+            return total
+        }
+    }
+
     func fetchOne(_ id: Int) throws -> String {
         try pool.read { db in try NoteRecord.fetchOne(db, key: id)?.title ?? "" }
     }

@@ -41,6 +41,9 @@ struct NotesData: Sendable {
     let fetchIDs: [Int]
     /// Distinct note IDs to delete.
     let deleteIDs: [Int]
+    /// Query workloads (issue #4): createdAt values of random notes, for equality lookups and
+    /// as the start of date ranges and count cut-offs.
+    let queryDates: [Date]
 
     init(sizes: NotesSizes) {
         self.sizes = sizes
@@ -69,7 +72,18 @@ struct NotesData: Sendable {
         var ids = Array(1...sizes.notes)
         for i in stride(from: ids.count - 1, to: 0, by: -1) { ids.swapAt(i, rng.below(i + 1)) }
         deleteIDs = Array(ids.prefix(sizes.deletes))
+        queryDates = (0..<2_000).map { _ in base.addingTimeInterval(Double(rng.below(sizes.notes - 100)) * 60) }
     }
+
+    /// The queries of issue #4, each the same for every subject: how many of each, and what.
+    static let queryLabels: [(Workload, String, Int)] = [
+        (.queryEqual, "2000 lookups on an indexed date (createdAt ==), 1 note each", 2_000),
+        (.queryRange, "500 date ranges of 100 notes, sorted by date", 50_000),
+        (.queryFirstPage, "500 first pages: 20 newest of all notes (sort + limit)", 10_000),
+        (.queryTag, "50 many-to-many queries: notes with a tag named x (ANY tags.name ==)", 0),
+        (.queryCount, "200 counts: unread notes after a date", 200),
+        (.queryContains, "5 unindexed scans: title contains \"milk\", case-insensitive", 5),
+    ]
 }
 
 /// What every subject does, each the way its users would write it.
@@ -89,6 +103,9 @@ protocol NotesSubject: AnyObject {
     func tagNotes(_ tags: Int) throws -> Int
     /// Deletes these notes with their links, in one transaction.
     func delete(_ ids: [Int]) throws
+    /// Runs one query workload (`Workload.query…`, see NotesData.queryLabels); returns the
+    /// number of notes it returned (or counted), which every subject must agree on.
+    func query(_ workload: Workload, _ data: NotesData) throws -> Int
     /// Fetches one note and reads its title (the new-process workload).
     func fetchOne(_ id: Int) throws -> String
     func close() throws

@@ -163,6 +163,35 @@ final class SQLiteNotes: NotesSubject {
         try exec("COMMIT")
     }
 
+    func query(_ workload: Workload, _ data: NotesData) throws -> Int {
+        let sql = switch workload {
+        case .queryEqual: "SELECT \(Self.columns) FROM note WHERE createdAt = ?"
+        case .queryRange: "SELECT \(Self.columns) FROM note WHERE createdAt >= ? AND createdAt < ? ORDER BY createdAt"
+        case .queryFirstPage: "SELECT \(Self.columns) FROM note ORDER BY createdAt DESC LIMIT 20"
+        case .queryTag: "SELECT \(Self.columns) FROM tag JOIN noteTag ON noteTag.tagId = tag.id JOIN note ON note.id = noteTag.noteId WHERE tag.name = ?"
+        case .queryCount: "SELECT count(*) FROM note WHERE isRead = 0 AND createdAt > ?"
+        default: "SELECT \(Self.columns) FROM note WHERE title LIKE '%milk%'"
+        }
+        let s = try prepare(sql)
+        defer { sqlite3_finalize(s) }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        var total = 0
+        for i in 0..<DocStoreNotes.repetitions(workload, data) {
+            let d = data.queryDates[i % data.queryDates.count].timeIntervalSinceReferenceDate
+            switch workload {
+            case .queryEqual, .queryCount: sqlite3_bind_double(s, 1, d)
+            case .queryRange: sqlite3_bind_double(s, 1, d); sqlite3_bind_double(s, 2, d + 100 * 60)
+            case .queryTag: sqlite3_bind_text(s, 1, data.tagNames[i % data.tagNames.count], -1, transient)
+            default: break
+            }
+            while sqlite3_step(s) == SQLITE_ROW {
+                if workload == .queryCount { total += Int(sqlite3_column_int64(s, 0)) } else if !row(s).title.isEmpty { total += 1 }
+            }
+            sqlite3_reset(s)
+        }
+        return total
+    }
+
     func fetchOne(_ id: Int) throws -> String {
         let s = try prepare("SELECT \(Self.columns) FROM note WHERE id = ?")
         defer { sqlite3_finalize(s) }

@@ -6,6 +6,7 @@
 //   folderNotes  each folder → its notes (reading titles)
 //   tagNotes     each tag → its notes (reading titles)
 //   faults       DocStore only: the memory one fault costs
+//   query…       the queries of issue #4 (NotesData.queryLabels)
 //   delete       N/2 notes with their links, one transaction
 // The child prints `seconds=… check=… peak=…`: the workload's time, a count that must be the
 // same for every subject (so none does less work), and its peak memory above what the process
@@ -23,7 +24,11 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
 }
 
 enum Workload: String, CaseIterable {
-    case insert, fetchByID, fetchAll, folderNotes, tagNotes, faults, delete
+    case insert, fetchByID, fetchAll, folderNotes, tagNotes, faults
+    case queryEqual, queryRange, queryFirstPage, queryTag, queryCount, queryContains
+    case delete
+
+    var isQuery: Bool { rawValue.hasPrefix("query") }
 }
 
 func subjectType(_ name: String) throws -> any NotesSubject.Type {
@@ -67,6 +72,11 @@ func childWorkload(_ args: [String]) -> Int32 {
         case .folderNotes: seconds = try timed { check = try subject.folderNotes(data.sizes.folders) }
         case .tagNotes: seconds = try timed { check = try subject.tagNotes(data.sizes.tags) }
         case .delete: seconds = try timed { try subject.delete(data.deleteIDs) }
+        case .queryEqual, .queryRange, .queryFirstPage, .queryTag, .queryCount, .queryContains:
+            seconds = try timed { check = try subject.query(workload, data) }
+            if let docstore = subject as? DocStoreNotes, let entries = try docstore.entriesRead(workload, data) {
+                print("entries=\(entries)", terminator: " ")
+            }
         case .faults:
             guard let docstore = subject as? DocStoreNotes else { return 2 }
             let bytes = try docstore.faultBytes(data.sizes.notes)
@@ -109,6 +119,8 @@ struct ChildReport {
     var check: Int
     var peak: Double
     var fault: Double?
+    /// DocStore's query workloads: index entries one query read (explain's analysis).
+    var entries: Int?
 
     init(_ output: String) throws {
         var fields: [String: String] = [:]
@@ -122,5 +134,6 @@ struct ChildReport {
         check = c
         peak = p
         fault = fields["fault"].flatMap(Double.init)
+        entries = fields["entries"].flatMap(Int.init)
     }
 }

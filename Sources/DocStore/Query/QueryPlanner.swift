@@ -176,12 +176,23 @@ enum QueryPlanner {
         case .constant(false): return Choice(source: .empty, rank: 0, exact: true)
         case .constant(true), .not: return nil
         case .and(let ps):
-            var best: Choice?
+            var choices: [Choice] = []
             for q in ps {
-                guard let c = try choose(q, on: entity, model: model) else { continue }
-                if c.rank < best?.rank ?? Int.max { best = c }
+                if let c = try choose(q, on: entity, model: model) { choices.append(c) }
             }
-            if var best, ps.count > 1 { best.exact = false; return best }
+            // Two bounds on one indexed attribute (`d >= a AND d < b`) make one range.
+            var merged: [Choice] = []
+            for c in choices {
+                if case .index(let p, let r) = c.source, r.count == 1,
+                   let i = merged.firstIndex(where: { if case .index(let q, let s) = $0.source { q === p && s.count == 1 } else { false } }),
+                   case .index(_, let s) = merged[i].source {
+                    merged[i] = Choice(source: .index(p, [intersect(s[0], r[0])]), rank: min(merged[i].rank, c.rank), exact: false)
+                } else {
+                    merged.append(c)
+                }
+            }
+            guard var best = merged.min(by: { $0.rank < $1.rank }) else { return nil }
+            if ps.count > 1 { best.exact = false }
             return best
         case .or(let ps):
             var sources: [QuerySource] = []
@@ -230,6 +241,32 @@ enum QueryPlanner {
         return Choice(source: .related(via: p, inverse: inverse, targets: inner?.source ?? .scan, destination: destination,
                                        targetFilter: .comparison(rest)),
                       rank: 4 + (inner?.rank ?? 2), exact: false)
+    }
+
+    /// The entries two ranges of one index both admit: the higher lower bound, the lower upper
+    /// bound (an exclusive bound wins a tie; a prefix bound is kept as it is).
+    static func intersect(_ a: IndexRange, _ b: IndexRange) -> IndexRange {
+        var r = IndexRange(text: "\(a.text) and \(b.text)")
+        switch (a.lower, b.lower) {
+        case (nil, _): (r.lower, r.lowerInclusive) = (b.lower, b.lowerInclusive)
+        case (_, nil): (r.lower, r.lowerInclusive) = (a.lower, a.lowerInclusive)
+        case (let x?, let y?):
+            let c = compareBytes(x, y)
+            if c > 0 || (c == 0 && !a.lowerInclusive) { (r.lower, r.lowerInclusive) = (x, a.lowerInclusive) }
+            else { (r.lower, r.lowerInclusive) = (y, b.lowerInclusive) }
+        }
+        switch (a.upper, b.upper) {
+        case (nil, _): (r.upper, r.upperInclusive) = (b.upper, b.upperInclusive)
+        case (_, nil): (r.upper, r.upperInclusive) = (a.upper, a.upperInclusive)
+        case (let x?, let y?):
+            // An inclusive bound that prefixes the other (the kind tag, a BEGINSWITH prefix)
+            // admits everything the other does: keep the other.
+            let c = x != y && y.starts(with: x) && a.upperInclusive ? 1
+                : x != y && x.starts(with: y) && b.upperInclusive ? -1 : compareBytes(x, y)
+            if c < 0 || (c == 0 && !a.upperInclusive) { (r.upper, r.upperInclusive) = (x, a.upperInclusive) }
+            else { (r.upper, r.upperInclusive) = (y, b.upperInclusive) }
+        }
+        return r
     }
 
     /// Whether the comparison is false whenever its left side is nil (Q3).
