@@ -62,7 +62,7 @@ extension Context {
             n = max(0, n - request.fetchOffset)
             return request.fetchLimit > 0 ? min(n, request.fetchLimit) : n
         }
-        return try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: false).count
+        return try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: false, wholeRecords: false).count
     }
 
     /// The plan `fetch` would follow for `request`, in words: the source of candidates (which
@@ -112,21 +112,42 @@ extension Context {
         changed.values.contains { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
     }
 
-    private func matches(_ plan: QueryPlan, _ evaluator: QueryEvaluator, limit: Int, offset: Int, ordered: Bool) throws(DocStoreError) -> [QueryRow] {
+    /// The matches of a plan, ordered (`ordered`, or whenever a window is cut) and windowed.
+    /// With `wholeRecords` false (a count), matches keep only the values the plan read.
+    private func matches(_ plan: QueryPlan, _ evaluator: QueryEvaluator, limit: Int, offset: Int, ordered: Bool,
+                         wholeRecords: Bool = true) throws(DocStoreError) -> [QueryRow] {
         let pending = evaluator.includesPendingChanges ? pendingObjects(of: plan.kinds) : []
         let pendingKeys = Set(pending.map(\.key))
         var rows: [QueryRow] = []
 
         /// Tests one stored candidate (F1).
+        // Per entity: its field table with only the fields the plan reads (the rest skipped).
+        var partialTables: [UInt32: (table: [Int], slots: Set<Int>)] = [:]
+        func partialTable(_ entity: EntityInfo) -> (table: [Int], slots: Set<Int>)? {
+            guard let names = plan.rootProperties else { return nil }
+            if let known = partialTables[entity.id] { return known }
+            let table = entity.slotForField.map { slot in slot >= 0 && names.contains(entity.properties[slot].name) ? slot : -1 }
+            let entry = (table, Set(table.filter { $0 >= 0 }))
+            partialTables[entity.id] = entry
+            return entry
+        }
+
         func consider(_ key: UInt64, bytes record: [UInt8]) throws(DocStoreError) {
             guard plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
                   let entity = store.model.entity(ofKey: key) else { return }
             evaluator.recordsRead += 1
             var values = entity.defaults
-            let rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: entity.slotForField)
-            if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: key, values: values) }) ?? true {
-                rows.append(QueryRow(key: key, values: values, rowVersion: rowVersion))
+            let partial = partialTable(entity)
+            var rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: partial?.table ?? entity.slotForField,
+                                                     partial: partial != nil)
+            guard try plan.predicate.map({ (p) throws(DocStoreError) in
+                try evaluator.test(p, key: key, values: values, available: partial?.slots)
+            }) ?? true else { return }
+            if partial != nil && wholeRecords {
+                values = entity.defaults
+                rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: entity.slotForField)
             }
+            rows.append(QueryRow(key: key, values: values, rowVersion: rowVersion))
         }
 
         switch plan.source {

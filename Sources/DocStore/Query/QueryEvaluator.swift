@@ -35,6 +35,8 @@ final class QueryEvaluator {
     private var selfValue: StoredValue = .null
     /// The tested object's values, already at hand (from the scan or the object).
     private var root: (key: UInt64, values: [StoredValue])?
+    /// The slots of `root.values` that were decoded (nil: all).
+    private var rootSlots: Set<Int>?
     private var regexes: [String: NSRegularExpression?] = [:]
     /// What the fetch read, for `explain(_:analyze:)`: index entries walked, records decoded.
     var entriesRead = 0
@@ -45,11 +47,14 @@ final class QueryEvaluator {
         self.includesPendingChanges = includesPendingChanges
     }
 
-    /// Whether the object `key`, whose values are `values`, satisfies `predicate`.
-    func test(_ predicate: QueryPredicate, key: UInt64, values: [StoredValue]) throws(DocStoreError) -> Bool {
+    /// Whether the object `key`, whose values are `values`, satisfies `predicate`. `available`
+    /// names the slots `values` holds when it was decoded in part (nil: all of them); a slot
+    /// outside it is read from the object's stored record, should a key path lead back to it.
+    func test(_ predicate: QueryPredicate, key: UInt64, values: [StoredValue], available: Set<Int>? = nil) throws(DocStoreError) -> Bool {
         root = (key, values)
+        rootSlots = available
         selfValue = .reference(key)
-        defer { root = nil }
+        defer { root = nil; rootSlots = nil }
         return try test(predicate)
     }
 
@@ -295,7 +300,7 @@ final class QueryEvaluator {
             if p.isToMany {
                 return .collection(try members(of: key, p).map { .reference($0) })
             }
-            let values = try values(of: key, entity)
+            let values = try values(of: key, entity, slot: slot)
             return .scalar(slot < values.count ? values[slot] : .null)
         case .document(let json):
             return try DocumentPath.step(json, name)
@@ -306,8 +311,8 @@ final class QueryEvaluator {
 
     /// The values of the object `key`: the tested object's at hand, the context's loaded object
     /// (pending changes), or the stored record.
-    private func values(of key: UInt64, _ entity: EntityInfo) throws(DocStoreError) -> [StoredValue] {
-        if let root, root.key == key { return root.values }
+    private func values(of key: UInt64, _ entity: EntityInfo, slot: Int) throws(DocStoreError) -> [StoredValue] {
+        if let root, root.key == key, rootSlots?.contains(slot) ?? true { return root.values }
         if includesPendingChanges, let ref = context.registry[key] {
             let object = ref.takeUnretainedValue()
             if !object.isFault { return object.values }

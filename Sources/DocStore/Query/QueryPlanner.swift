@@ -67,9 +67,44 @@ enum QueryPlanner {
             }
         }
         if predicate == nil, case .scan = source { exact = true }
+        var names = Set<String>()
+        if let predicate { collectRootNames(predicate, into: &names) }
+        for (e, _) in sortExpressions { collectRootNames(e, into: &names) }
         return QueryPlan(entity: entity, kinds: kinds, source: source, predicate: predicate,
                          sorts: sortExpressions.map { (expression: $0.0, key: $0.1) },
-                         indexOrder: indexOrder, sourceIsExact: exact)
+                         indexOrder: indexOrder, sourceIsExact: exact, rootProperties: names)
+    }
+
+    /// The first property name of every key path that starts at SELF (a superset of what the
+    /// fetched object's record must provide: inside a SUBQUERY, SELF is the member).
+    static func collectRootNames(_ p: QueryPredicate, into names: inout Set<String>) {
+        switch p {
+        case .constant: return
+        case .and(let ps), .or(let ps): for q in ps { collectRootNames(q, into: &names) }
+        case .not(let q): collectRootNames(q, into: &names)
+        case .comparison(let c):
+            collectRootNames(c.lhs, into: &names)
+            collectRootNames(c.rhs, into: &names)
+        }
+    }
+
+    static func collectRootNames(_ e: QueryExpression, into names: inout Set<String>) {
+        switch e {
+        case .constant, .variable, .evaluatedObject: return
+        case .keyPath(.evaluatedObject, let path): if let first = path.first { names.insert(first) }
+        case .keyPath(let base, _), .aggregate(_, let base, _), .negated(let base): collectRootNames(base, into: &names)
+        case .list(let items): for item in items { collectRootNames(item, into: &names) }
+        case .subquery(let collection, _, let p):
+            collectRootNames(collection, into: &names)
+            collectRootNames(p, into: &names)
+        case .arithmetic(_, let a, let b), .coalesce(let a, let b):
+            collectRootNames(a, into: &names)
+            collectRootNames(b, into: &names)
+        case .conditional(let p, let a, let b):
+            collectRootNames(p, into: &names)
+            collectRootNames(a, into: &names)
+            collectRootNames(b, into: &names)
+        }
     }
 
     // MARK: - Checking

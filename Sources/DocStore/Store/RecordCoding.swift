@@ -95,18 +95,23 @@ enum RecordCoding {
 
     /// Decodes a record's fields straight into an object's values by slot (fields the entity
     /// does not have are skipped, rule 3); returns the row version.
-    static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int]) throws(DocStoreError) -> UInt64 {
-        try forEachField(bytes, key: key) { id, value in
-            if Int(id) < slotForField.count {
-                let slot = slotForField[Int(id)]
-                if slot >= 0 { values[slot] = value }
-            }
+    /// Fields whose slot is -1 in `slotForField` (a removed attribute) are read and checked but
+    /// not kept. With `partial`, they are only stepped over (bounds checked, no values made): a
+    /// query reads just the fields its predicate uses this way, and decodes its matches whole.
+    static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int],
+                       partial: Bool = false) throws(DocStoreError) -> UInt64 {
+        func slot(_ id: UInt32) -> Int { Int(id) < slotForField.count ? slotForField[Int(id)] : -1 }
+        return try forEachField(bytes, key: key, wanted: { id in !partial || slot(id) >= 0 }) { id, value in
+            let s = slot(id)
+            if s >= 0 { values[s] = value }
         }.rowVersion
     }
 
-    /// Reads a record's header, then hands each field to `body` in order, checking rule 1.
+    /// Reads a record's header, then hands each field `wanted` accepts to `body` in order,
+    /// checking rule 1 (a field not wanted is checked for its bounds only).
     @inline(__always)
-    private static func forEachField(_ bytes: [UInt8], key: UInt64, _ body: (UInt32, StoredValue) -> Void)
+    private static func forEachField(_ bytes: [UInt8], key: UInt64, wanted: (UInt32) -> Bool = { _ in true },
+                                     _ body: (UInt32, StoredValue) -> Void)
         throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
         var reader = RecordReader(bytes: bytes, key: key)
         let version = try reader.byte()
@@ -127,7 +132,7 @@ enum RecordCoding {
                 throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
             }
             previous = id
-            body(UInt32(id), try reader.value())
+            if wanted(UInt32(id)) { body(UInt32(id), try reader.value()) } else { try reader.skipValue() }
         }
         return (UInt32(entity), UInt32(schemaVersion), rowVersion)
     }
@@ -187,6 +192,24 @@ struct RecordReader {
         let slice = try lengthPrefixed()
         guard let s = String(validating: slice, as: UTF8.self) else { throw corrupt("invalid UTF-8", at: at) }
         return s
+    }
+
+    /// Steps over one value (tag and payload), checking only that it lies inside the record.
+    mutating func skipValue() throws(DocStoreError) {
+        let at = offset
+        let raw = try byte()
+        guard let tag = RecordTag(rawValue: raw) else { throw corrupt("unknown type tag \(raw)", at: at) }
+        let size: Int
+        switch tag {
+        case .boolFalse, .boolTrue: return
+        case .int, .reference: _ = try varint(); return
+        case .double, .date: size = 8
+        case .float: size = 4
+        case .uuid: size = 16
+        case .decimal, .string, .url, .data, .document: _ = try lengthPrefixed(); return
+        }
+        guard bytes.count - offset >= size else { throw corrupt("ends inside a value", at: offset) }
+        offset += size
     }
 
     mutating func value() throws(DocStoreError) -> StoredValue {
