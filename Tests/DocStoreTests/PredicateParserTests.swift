@@ -93,7 +93,7 @@ import Testing
             "ANY tags.name IN {\"x\", \"y\"} AND NONE tags.name ==[c] \"z\"",
             "d BETWEEN {CAST(0.0, \"NSDate\"), CAST(100.0, \"NSDate\")}",
             "SUBQUERY(tags, $t, $t.name LIKE \"a*\").@count == (n + 1) * 2",
-            "notes.@avg.rating > -1 AND SELF != nil AND #in == TRUEPREDICATE".replacingOccurrences(of: " == TRUEPREDICATE", with: " == YES"),
+            "notes.@avg.rating > -1 AND SELF != nil AND #in == YES AND #1st == 2",
             "TRUEPREDICATE OR FALSEPREDICATE",
         ]
         for format in formats {

@@ -2,9 +2,10 @@
 // ties broken by primary key, offset and limit, pending changes included or not, sorting
 // through a to-one relationship, and typed errors raised before anything is read.
 
-import DocStore
 import Foundation
 import Testing
+
+@testable import DocStore
 
 @Suite struct QueryFetchOptionsTests {
     typealias Book = QueryConformanceTests.Book
@@ -116,5 +117,20 @@ import Testing
         let fresh = Context(store: store)
         let first = try fresh.fetch(FetchRequest<ManagedObject>(entityName: "Person", sortDescriptors: [SortKey("code")], fetchLimit: 3))
         #expect(first.map { $0["code"] as? String } == [nil, nil, "a"])
+    }
+
+    /// F4: a count the index answers alone reads no record; with a filter beyond the index, or
+    /// an unsaved change of the entity, it reads records and still counts right.
+    @Test func aCountTheIndexAnswersReadsNoRecord() throws {
+        let (_, c) = try QueryConformanceTests.makeStore()
+        let byIndex = try c.counted(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages IN {0, 100}")))
+        #expect(byIndex.count == 7 && byIndex.recordsRead == 0)
+        let filtered = try c.counted(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages IN {0, 100} AND isRead == YES")))
+        let fetched = try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages IN {0, 100} AND isRead == YES")))
+        #expect(filtered.recordsRead == 7 && filtered.count == fetched.count)
+        let book = try #require(try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages == 0"))).first)
+        book.pages = 55
+        let pending = try c.counted(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages IN {0, 100}")))
+        #expect(pending.count == 6 && pending.recordsRead > 0)
     }
 }

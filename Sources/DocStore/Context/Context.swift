@@ -260,6 +260,11 @@ public final class Context {
         }
         // A damaged record throws here and leaves the object a fault, as it was.
         let rowVersion = try RecordCoding.decode(bytes, key: object.key, into: &values, slotForField: entity.slotForField)
+        fill(object, values, rowVersion: rowVersion)
+    }
+
+    /// Gives a fault the values of its record (read at `rowVersion`): it is a fault no longer.
+    func fill(_ object: ManagedObject, _ values: [StoredValue], rowVersion: UInt64) {
         object.values = values
         object.rowVersion = rowVersion
         object.flags.remove(.fault)

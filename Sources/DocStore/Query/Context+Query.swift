@@ -35,9 +35,7 @@ extension Context {
         for row in rows {
             let object = try materialize(row.key)
             if object.isFault, let values = row.values {
-                object.values = values
-                object.rowVersion = row.rowVersion
-                object.flags.remove(.fault)
+                fill(object, values, rowVersion: row.rowVersion)
                 object.awakeFromFetch()
             }
             if let typed = object as? T { out.append(typed) }
@@ -47,6 +45,11 @@ extension Context {
 
     /// How many objects `request` would fetch (its window included), without making them.
     public func count<T: ManagedObject>(for request: FetchRequest<T>) throws(DocStoreError) -> Int {
+        try counted(request).count
+    }
+
+    /// The count, with how many records it read (F4: none when the index answers alone).
+    func counted<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (count: Int, recordsRead: Int) {
         let (plan, evaluator) = try prepare(request)
         if plan.sourceIsExact, case .index(let p, let ranges) = plan.source,
            !(request.includesPendingChanges && hasPendingObjects(of: plan.kinds)) {
@@ -60,9 +63,10 @@ extension Context {
                 }
             }
             n = max(0, n - request.fetchOffset)
-            return request.fetchLimit > 0 ? min(n, request.fetchLimit) : n
+            return (request.fetchLimit > 0 ? min(n, request.fetchLimit) : n, 0)
         }
-        return try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: false, wholeRecords: false).count
+        let n = try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: false, wholeRecords: false).count
+        return (n, evaluator.recordsRead)
     }
 
     /// The plan `fetch` would follow for `request`, in words: the source of candidates (which
@@ -93,7 +97,7 @@ extension Context {
     }
 
     private func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
-        if let error = request.predicateError { throw error }
+        if let error = request.deferredError { throw error }
         let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
         guard let entity = store.model.entity(named: name) else {
             throw DocStoreError(.unknownProperty, "the schema has no entity \"\(name)\"", entity: name)
@@ -170,7 +174,7 @@ extension Context {
                         if let boundary { if valuePart(entryKey, p) != boundary { stop = true; return false } }
                         if plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
                            let entity = store.model.entity(ofKey: key),
-                           let bytes = try store.rows.row(key) ?? txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) {
+                           let bytes = try record(key, entity, in: txn) {
                             try consider(key, bytes: bytes)
                         }
                         if boundary == nil, rows.count >= needed { boundary = valuePart(entryKey, p) }
@@ -189,7 +193,7 @@ extension Context {
             try store.read { txn in
                 for key in keys {
                     guard let entity = model.entity(ofKey: key) else { continue }
-                    let bytes = try store.rows.row(key) ?? txn.get(PrimaryKey.bytes(key), in: entity.recordsTree)
+                    let bytes = try record(key, entity, in: txn)
                     if let bytes { try consider(key, bytes: bytes) }
                 }
             }
@@ -218,7 +222,7 @@ extension Context {
         keyed.reserveCapacity(rows.count)
         for row in rows {
             var values = row.values ?? []
-            if row.values == nil { values = try registeredValues(row.key) }
+            if row.values == nil, let entity = store.model.entity(ofKey: row.key) { values = try evaluator.objectValues(row.key, entity) }
             var keys: [StoredValue] = []
             for s in plan.sorts {
                 switch try evaluator.value(s.expression, key: row.key, values: values) {
@@ -249,13 +253,6 @@ extension Context {
         }
     }
 
-    private func registeredValues(_ key: UInt64) throws(DocStoreError) -> [StoredValue] {
-        guard let ref = registry[key] else { return [] }
-        let object = ref.takeUnretainedValue()
-        try fulfill(object)
-        return object.values
-    }
-
     // MARK: - Sources
 
     /// The candidate keys of a source other than a scan (which the caller streams).
@@ -270,9 +267,6 @@ extension Context {
                     guard let kind = store.model.entity(id: id) else { continue }
                     try txn.forEachRecord(of: kind) { key, _ in keys.append(key) }
                 }
-            }
-            if evaluator.includesPendingChanges {
-                keys += pendingObjects(of: entity.kindIDs).filter { $0.isInserted }.map(\.key)
             }
             return keys
         case .index(let p, let ranges):
@@ -294,14 +288,15 @@ extension Context {
             var keys: [UInt64] = []
             var seen = Set<UInt64>()
             var targetKeys = try candidates(targets, entity: destination, evaluator)
-            if evaluator.includesPendingChanges, case .keys = targets {} else if evaluator.includesPendingChanges {
+            // Unsaved targets may match the filter with their unsaved values (given targets have none).
+            if filter != nil, evaluator.includesPendingChanges {
                 targetKeys += pendingObjects(of: destination.kindIDs).map(\.key)
             }
             for target in targetKeys where seen.insert(target).inserted {
                 guard let targetEntity = store.model.entity(ofKey: target),
                       inverse.slot < targetEntity.properties.count else { continue }
                 if let filter {
-                    let values = try targetValues(target, targetEntity, evaluator)
+                    let values = try evaluator.objectValues(target, targetEntity)
                     guard try evaluator.test(filter, key: target, values: values) else { continue }
                 }
                 keys += try linked(from: target, targetEntity, inverse, evaluator)
@@ -310,30 +305,16 @@ extension Context {
         }
     }
 
-    /// The values of a relationship target, as the evaluator would see them.
-    private func targetValues(_ key: UInt64, _ entity: EntityInfo, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [StoredValue] {
-        if evaluator.includesPendingChanges, let ref = registry[key] {
-            let object = ref.takeUnretainedValue()
-            try fulfill(object)
-            return object.values
-        }
-        guard let bytes = try storedRecord(key, entity) else { return entity.defaults.map { _ in .null } }
-        var values = entity.defaults
-        _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
-        return values
-    }
-
     /// The objects the target's inverse relationship reaches: its links, or its to-one value.
     private func linked(from target: UInt64, _ entity: EntityInfo, _ inverse: PropertyInfo, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [UInt64] {
-        if inverse.isToMany {
-            if evaluator.includesPendingChanges, let ref = registry[target] {
-                return try members(of: ref.takeUnretainedValue(), inverse)
-            }
-            return try storedMembers(of: target, inverse)
-        }
-        let values = try targetValues(target, entity, evaluator)
-        if case .reference(let k) = values[inverse.slot] { return [k] }
+        if inverse.isToMany { return try evaluator.members(of: target, inverse) }
+        if case .reference(let k) = try evaluator.objectValues(target, entity)[inverse.slot] { return [k] }
         return []
+    }
+
+    /// The stored record of `key` inside a read: the row cache's copy, else the records tree's.
+    private func record(_ key: UInt64, _ entity: EntityInfo, in txn: Transaction) throws -> [UInt8]? {
+        try store.rows.row(key) ?? txn.get(PrimaryKey.bytes(key), in: entity.recordsTree)
     }
 
     /// Walks the entries of an index range, in key order or backwards, calling `body` with each

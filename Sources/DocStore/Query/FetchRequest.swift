@@ -25,8 +25,9 @@ public struct FetchRequest<Result: ManagedObject>: Sendable {
     public var includesPendingChanges: Bool
     /// Whether objects of sub-entities are included (default true).
     public var includesSubentities: Bool
-    /// A `#Predicate` that could not be translated: thrown when the request is run.
-    var predicateError: DocStoreError?
+    /// A `#Predicate` or `SortDescriptor` that could not be translated: thrown when the request
+    /// is run (initializers of a plain value do not throw, as SwiftData's FetchDescriptor's).
+    var deferredError: DocStoreError?
 
     public init(entityName: String? = nil, predicate: QueryPredicate? = nil, sortDescriptors: [SortKey] = [],
                 fetchLimit: Int = 0, fetchOffset: Int = 0) {

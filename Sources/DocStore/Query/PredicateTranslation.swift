@@ -83,7 +83,7 @@ extension FetchRequest {
         do throws(DocStoreError) {
             self.predicate = try PredicateTranslator.translate(predicate)
         } catch {
-            self.predicateError = error
+            self.deferredError = error
         }
     }
 }
@@ -108,7 +108,7 @@ extension FetchRequest {
         let names = Result._$keyPathNames
         for descriptor in sortBy {
             guard let path = descriptor.keyPath, let name = names[path], name != "objectID" else {
-                predicateError = predicateError ?? DocStoreError(.invalidQuery, "a SortDescriptor on \(descriptor.keyPath.map { "\($0)" } ?? "a comparator") does not name one persisted property of \(Result.self); use SortKey(\"a.b\") for a path through a relationship")
+                deferredError = deferredError ?? DocStoreError(.invalidQuery, "a SortDescriptor on \(descriptor.keyPath.map { "\($0)" } ?? "a comparator") does not name one persisted property of \(Result.self); use SortKey(\"a.b\") for a path through a relationship")
                 continue
             }
             sortDescriptors.append(SortKey(name, ascending: descriptor.order == .forward))

@@ -309,13 +309,20 @@ final class QueryEvaluator {
         }
     }
 
-    /// The values of the object `key`: the tested object's at hand, the context's loaded object
-    /// (pending changes), or the stored record.
+    /// The values of the object `key`: the tested object's at hand, or as `objectValues` reads them.
     private func values(of key: UInt64, _ entity: EntityInfo, slot: Int) throws(DocStoreError) -> [StoredValue] {
         if let root, root.key == key, rootSlots?.contains(slot) ?? true { return root.values }
+        return try objectValues(key, entity)
+    }
+
+    /// The values of the object `key` as this fetch sees them: the context's (unsaved ones
+    /// included) when pending changes count and the context holds the object, else the stored
+    /// record's (nulls when there is none).
+    func objectValues(_ key: UInt64, _ entity: EntityInfo) throws(DocStoreError) -> [StoredValue] {
         if includesPendingChanges, let ref = context.registry[key] {
             let object = ref.takeUnretainedValue()
-            if !object.isFault { return object.values }
+            try context.fulfill(object)
+            return object.values
         }
         guard let bytes = try context.storedRecord(key, entity) else { return entity.defaults.map { _ in .null } }
         var values = entity.defaults
@@ -323,7 +330,8 @@ final class QueryEvaluator {
         return values
     }
 
-    private func members(of key: UInt64, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
+    /// The members of a to-many relationship of the object `key`, in the same way.
+    func members(of key: UInt64, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
         if includesPendingChanges, let ref = context.registry[key] {
             return try context.members(of: ref.takeUnretainedValue(), p)
         }
