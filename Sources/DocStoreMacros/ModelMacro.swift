@@ -8,7 +8,8 @@
 //     compiler's types decide attribute vs relationship), the declared property names, the
 //     pending values of phase-one initialization (`_$pending`), `_$absorbPending()`, the
 //     initializer a context uses to make faults, and `init()` when the class declares none.
-// Inverse key paths (`@Relationship(inverse: \Folder.notes)`) are read by their last component.
+// Inverse key paths (`@Relationship(inverse: \Folder.notes)`) are read by their last component,
+// and so are the key paths of `#Index` and `#Unique` declarations in the class body.
 
 import SwiftDiagnostics
 import SwiftSyntax
@@ -127,13 +128,17 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
             "self.\(p.name) = \(placeholder(for: p.type))"
         }
         let hasInit = declaration.memberBlock.members.contains { $0.decl.is(InitializerDeclSyntax.self) }
+        let indexes = declaredIndexes(of: declaration).map { index in
+            "DocStore.IndexDescription([\(index.names.map { "\"\($0)\"" }.joined(separator: ", "))]\(index.unique ? ", isUnique: true" : ""))"
+        }
+        let indexArgument = indexes.isEmpty ? "" : ", indexes: [\(indexes.joined(separator: ", "))]"
 
         var members: [DeclSyntax] = [
             """
             override public class var _$entityDescription: DocStore.EntityDescription? {
                 DocStore._$entity("\(raw: className)", parent: \(raw: parent), isAbstract: \(raw: isAbstract), [
                     \(raw: descriptions.joined(separator: ",\n"))
-                ])
+                ]\(raw: indexArgument))
             }
             """,
             """
@@ -177,6 +182,33 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
         return members
     }
 
+    /// The `#Index` and `#Unique` declarations of the class body: for each argument, the last
+    /// component of each key path.
+    static func declaredIndexes(of declaration: some DeclGroupSyntax) -> [(names: [String], unique: Bool)] {
+        var out: [(names: [String], unique: Bool)] = []
+        for member in declaration.memberBlock.members {
+            guard let expansion = member.decl.as(MacroExpansionDeclSyntax.self) else { continue }
+            let unique: Bool
+            switch expansion.macroName.text {
+            case "Index": unique = false
+            case "Unique": unique = true
+            default: continue
+            }
+            for argument in expansion.arguments {
+                guard let array = argument.expression.as(ArrayExprSyntax.self) else { continue }
+                // A path of several components (`\.folder.name`) is kept whole, so opening a
+                // store with it fails with a schema error naming it (S8).
+                let names = array.elements.compactMap { element -> String? in
+                    element.expression.as(KeyPathExprSyntax.self)?.components.compactMap {
+                        $0.component.as(KeyPathPropertyComponentSyntax.self)?.declName.baseName.text
+                    }.joined(separator: ".")
+                }
+                out.append((names, unique))
+            }
+        }
+        return out
+    }
+
     /// The text of a literal initializer, as a StoredValue default; nil when not a literal.
     static func literalDefault(_ expr: ExprSyntax) -> String? {
         if let s = expr.as(StringLiteralExprSyntax.self), s.segments.allSatisfy({ $0.is(StringSegmentSyntax.self) }) {
@@ -201,6 +233,14 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
         }
         return "DocStore._$placeholder()"
     }
+}
+
+/// #Index and #Unique: declarations read by @Model; they expand to nothing (the compiler has
+/// checked their key paths by then).
+public struct IndexDeclarationMacro: DeclarationMacro {
+    public static func expansion(
+        of node: some FreestandingMacroExpansionSyntax, in context: some MacroExpansionContext
+    ) throws -> [DeclSyntax] { [] }
 }
 
 /// @Attribute, @Relationship and @Transient: markers read by @Model; they expand to nothing.

@@ -6,6 +6,6 @@ import SwiftSyntaxMacros
 @main
 struct DocStoreMacrosPlugin: CompilerPlugin {
     let providingMacros: [any Macro.Type] = [
-        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self,
+        ModelMacro.self, PersistedPropertyMacro.self, MarkerMacro.self, IndexDeclarationMacro.self,
     ]
 }

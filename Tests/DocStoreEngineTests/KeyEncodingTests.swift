@@ -202,4 +202,15 @@ func randomComponent(_ rng: inout SplitMix64) -> KeyComponent {
         }
         #expect(rejected > 0 && decoded > 0)
     }
+
+    @Test func prefixLengthCountsComponentsAndIgnoresWhatFollows() throws {
+        let head: [KeyComponent] = [.string("a\u{0}b"), .null, .int(-3)]
+        let encoded = KeyEncoding.encode(head)
+        let entry = encoded + [0, 0, 0, 0, 0, 0, 0, 9]   // a primary key after the components
+        #expect(try KeyEncoding.prefixLength(entry, components: 3) == encoded.count)
+        #expect(try KeyEncoding.prefixLength(entry, components: 1) == KeyEncoding.encode([head[0]]).count)
+        #expect(try KeyEncoding.prefixLength(entry, components: 0) == 0)
+        // Fewer components than asked for is an error with an offset, not a short answer.
+        #expect(throws: KeyDecodingError.self) { try KeyEncoding.prefixLength(encoded, components: 4) }
+    }
 }

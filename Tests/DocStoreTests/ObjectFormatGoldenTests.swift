@@ -52,6 +52,19 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         #expect(decomposed == composed)
         out.append(Example(document: "record.md", name: "nfc-index-key", text: hex(decomposed)))
 
+        // Note 7 in Folder 1 titled "Buy milk", in a compound index (folder, title) and in a
+        // uniqueness constraint over the same; then with no folder in the constraint.
+        let folder = StoredValue.reference(PrimaryKey.make(entity: 1, sequence: 1))
+        let note = PrimaryKey.make(entity: 2, sequence: 7)
+        let compound = Context.compoundEntry(elements: [folder, .string("Buy milk")], isUnique: false, key: note)
+        out.append(Example(document: "record.md", name: "compound-index-key", text: hex(compound?.key ?? [])))
+        let constraint = Context.compoundEntry(elements: [folder, .string("Buy milk")], isUnique: true, key: note)
+        #expect(constraint?.checksUniqueness == true)
+        out.append(Example(document: "record.md", name: "unique-compound-key", text: hex(constraint?.key ?? [])))
+        let withNull = Context.compoundEntry(elements: [.null, .string("Buy milk")], isUnique: true, key: note)
+        #expect(withNull?.checksUniqueness == false)
+        out.append(Example(document: "record.md", name: "unique-compound-key-with-nil", text: hex(withNull?.key ?? [])))
+
         let schema = Schema(entities: [
             EntityDescription(name: "Folder", attributes: [
                 AttributeDescription(name: "name", type: .string, isUnique: true),
@@ -62,7 +75,7 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
                 AttributeDescription(name: "title", type: .string, maxLength: 200, defaultValue: .string("")),
             ], relationships: [
                 RelationshipDescription(name: "folder", destination: "Folder", inverse: "notes"),
-            ]),
+            ], indexes: [IndexDescription(["folder", "title"], isUnique: true)]),
         ])
         let json = try Catalog(new: schema).encoded()
         let pretty = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: Data(json)), options: [.prettyPrinted, .sortedKeys])

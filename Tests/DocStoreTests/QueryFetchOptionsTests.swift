@@ -17,13 +17,16 @@ import Testing
         #expect(books.count == 40)
         // Nil subtitles first; within equal subtitles, pages descending; within equal pages, key order.
         for (a, b) in zip(books, books.dropFirst()) {
-            switch (a.subtitle, b.subtitle) {
-            case (nil, nil), (.some, .some) where a.subtitle == b.subtitle:
+            func tiedByPagesThenKey() {
                 if a.pages == b.pages {
                     #expect(a.objectID?.primaryKey ?? 0 < b.objectID?.primaryKey ?? 0)
                 } else {
                     #expect(a.pages > b.pages)
                 }
+            }
+            switch (a.subtitle, b.subtitle) {
+            case (nil, nil): tiedByPagesThenKey()
+            case (.some, .some) where a.subtitle == b.subtitle: tiedByPagesThenKey()
             case (nil, .some): break
             case (.some(let x), .some(let y)): #expect(x < y)
             case (.some, nil): Issue.record("a nil subtitle after \(a.subtitle ?? "")")

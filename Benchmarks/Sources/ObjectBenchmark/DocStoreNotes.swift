@@ -12,6 +12,7 @@ import Foundation
 }
 
 @Model final class Note: ManagedObject {
+    #Index<Note>([\.folder, \.createdAt])
     var title: String = ""
     var body: String = ""
     @Attribute(.indexed) var createdAt: Date = Date(timeIntervalSinceReferenceDate: 0)
@@ -122,6 +123,10 @@ final class DocStoreNotes: NotesSubject {
                                 sortDescriptors: [SortKey("createdAt")])
         case .queryFirstPage:
             return FetchRequest(sortDescriptors: [SortKey("createdAt", ascending: false)], fetchLimit: 20)
+        case .queryFolderPage:
+            let folder = try store.objectID(forEntityName: "Folder", number: UInt64(1 + i % data.folderNames.count))
+            return FetchRequest(predicate: try QueryPredicate(format: "folder == %@", folder),
+                                sortDescriptors: [SortKey("createdAt", ascending: false)], fetchLimit: 20)
         case .queryTag:
             return FetchRequest(predicate: try QueryPredicate(format: "ANY tags.name == %@", data.tagNames[i % data.tagNames.count]))
         case .queryCount:
@@ -134,7 +139,7 @@ final class DocStoreNotes: NotesSubject {
     static func repetitions(_ workload: Workload, _ data: NotesData) -> Int {
         switch workload {
         case .queryEqual: 2_000
-        case .queryRange, .queryFirstPage: 500
+        case .queryRange, .queryFirstPage, .queryFolderPage: 500
         case .queryTag: data.tagNames.count
         case .queryCount: 200
         default: 5

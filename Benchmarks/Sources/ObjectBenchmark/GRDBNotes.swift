@@ -58,8 +58,10 @@ final class GRDBNotes: NotesSubject {
                 t.column("createdAt", .datetime).notNull().indexed()
                 t.column("updatedAt", .datetime).notNull()
                 t.column("isRead", .boolean).notNull()
-                t.column("folderId", .integer).references("folder", onDelete: .cascade).indexed()
+                t.column("folderId", .integer).references("folder", onDelete: .cascade)
             }
+            // Serves folder → notes and the folder page (folderId ==, newest first).
+            try db.create(index: "note_folder_created", on: "note", columns: ["folderId", "createdAt"])
             try db.create(table: "noteTag") { t in
                 t.column("noteId", .integer).notNull().references("note", onDelete: .cascade)
                 t.column("tagId", .integer).notNull().references("tag", onDelete: .cascade)
@@ -134,6 +136,8 @@ final class GRDBNotes: NotesSubject {
                 case .queryRange:
                     notes = try NoteRecord.filter(createdAt >= d && createdAt < d.addingTimeInterval(100 * 60)).order(createdAt).fetchAll(db)
                 case .queryFirstPage: notes = try NoteRecord.order(createdAt.desc).limit(20).fetchAll(db)
+                case .queryFolderPage:
+                    notes = try NoteRecord.filter(Column("folderId") == 1 + i % data.folderNames.count).order(createdAt.desc).limit(20).fetchAll(db)
                 case .queryTag:
                     notes = try NoteRecord.fetchAll(db, sql: "SELECT note.* FROM tag JOIN noteTag ON noteTag.tagId = tag.id JOIN note ON note.id = noteTag.noteId WHERE tag.name = ?",
                                                     arguments: [data.tagNames[i % data.tagNames.count]])

@@ -80,6 +80,7 @@ struct NotesData: Sendable {
         (.queryEqual, "2000 lookups on an indexed date (createdAt ==), 1 note each", 2_000),
         (.queryRange, "500 date ranges of 100 notes, sorted by date", 50_000),
         (.queryFirstPage, "500 first pages: 20 newest of all notes (sort + limit)", 10_000),
+        (.queryFolderPage, "500 folder pages: 20 newest notes of a folder (compound index folder, createdAt)", 10_000),
         (.queryTag, "50 many-to-many queries: notes with a tag named x (ANY tags.name ==)", 0),
         (.queryCount, "200 counts: unread notes after a date", 200),
         (.queryContains, "5 unindexed scans: title contains \"milk\", case-insensitive", 5),

@@ -124,7 +124,7 @@ func runObjectBenchmark(_ arguments: [String]) throws -> Int32 {
         print("")
         print("Index entries one DocStore query read (explain's analysis): " + NotesData.queryLabels.compactMap { w, label, _ in
             entriesRead[w].map { "\(w.rawValue) \($0)" }
-        }.joined(separator: ", ") + ". The compound-index query of issue #4 is not run: compound indexes do not exist yet.")
+        }.joined(separator: ", ") + ".")
     }
     if !faults.isEmpty {
         print("")

@@ -28,7 +28,7 @@ final class SQLiteNotes: NotesSubject {
                 CREATE TABLE note(id INTEGER PRIMARY KEY, title TEXT NOT NULL, body TEXT NOT NULL,
                                   createdAt REAL NOT NULL, updatedAt REAL NOT NULL, isRead INTEGER NOT NULL,
                                   folderId INTEGER REFERENCES folder(id));
-                CREATE INDEX note_folder ON note(folderId);
+                CREATE INDEX note_folder_created ON note(folderId, createdAt);
                 CREATE INDEX note_created ON note(createdAt);
                 CREATE TABLE noteTag(noteId INTEGER NOT NULL, tagId INTEGER NOT NULL, PRIMARY KEY(noteId, tagId)) WITHOUT ROWID;
                 CREATE INDEX noteTag_tag ON noteTag(tagId, noteId);
@@ -168,6 +168,7 @@ final class SQLiteNotes: NotesSubject {
         case .queryEqual: "SELECT \(Self.columns) FROM note WHERE createdAt = ?"
         case .queryRange: "SELECT \(Self.columns) FROM note WHERE createdAt >= ? AND createdAt < ? ORDER BY createdAt"
         case .queryFirstPage: "SELECT \(Self.columns) FROM note ORDER BY createdAt DESC LIMIT 20"
+        case .queryFolderPage: "SELECT \(Self.columns) FROM note WHERE folderId = ? ORDER BY createdAt DESC LIMIT 20"
         case .queryTag: "SELECT \(Self.columns) FROM tag JOIN noteTag ON noteTag.tagId = tag.id JOIN note ON note.id = noteTag.noteId WHERE tag.name = ?"
         case .queryCount: "SELECT count(*) FROM note WHERE isRead = 0 AND createdAt > ?"
         default: "SELECT \(Self.columns) FROM note WHERE title LIKE '%milk%'"
@@ -181,6 +182,7 @@ final class SQLiteNotes: NotesSubject {
             switch workload {
             case .queryEqual, .queryCount: sqlite3_bind_double(s, 1, d)
             case .queryRange: sqlite3_bind_double(s, 1, d); sqlite3_bind_double(s, 2, d + 100 * 60)
+            case .queryFolderPage: sqlite3_bind_int64(s, 1, Int64(1 + i % data.folderNames.count))
             case .queryTag: sqlite3_bind_text(s, 1, data.tagNames[i % data.tagNames.count], -1, transient)
             default: break
             }

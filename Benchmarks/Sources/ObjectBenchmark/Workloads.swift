@@ -25,7 +25,7 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
 
 enum Workload: String, CaseIterable {
     case insert, fetchByID, fetchAll, folderNotes, tagNotes, faults
-    case queryEqual, queryRange, queryFirstPage, queryTag, queryCount, queryContains
+    case queryEqual, queryRange, queryFirstPage, queryFolderPage, queryTag, queryCount, queryContains
     case delete
 
     var isQuery: Bool { rawValue.hasPrefix("query") }
@@ -72,7 +72,7 @@ func childWorkload(_ args: [String]) -> Int32 {
         case .folderNotes: seconds = try timed { check = try subject.folderNotes(data.sizes.folders) }
         case .tagNotes: seconds = try timed { check = try subject.tagNotes(data.sizes.tags) }
         case .delete: seconds = try timed { try subject.delete(data.deleteIDs) }
-        case .queryEqual, .queryRange, .queryFirstPage, .queryTag, .queryCount, .queryContains:
+        case .queryEqual, .queryRange, .queryFirstPage, .queryFolderPage, .queryTag, .queryCount, .queryContains:
             seconds = try timed { check = try subject.query(workload, data) }
             if let docstore = subject as? DocStoreNotes, let entries = try docstore.entriesRead(workload, data) {
                 print("entries=\(entries)", terminator: " ")

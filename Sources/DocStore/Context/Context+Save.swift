@@ -192,28 +192,59 @@ extension Context {
     }
 
     static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {
-        let component: KeyComponent
-        switch value {
-        case .null: if unique { return nil }; component = .null
-        case .bool(let v): component = .bool(v)
-        case .int(let v): component = .int(v)
-        // −0 is stored as +0: one key for the two zeros, as they are one value to `==`.
-        case .double(let v): component = .double(v == 0 ? 0 : v)
-        case .float(let v): component = .double(v == 0 ? 0 : Double(v))
-        case .decimal(let v):
-            let d = NSDecimalNumber(decimal: v).doubleValue
-            component = .double(d == 0 ? 0 : d)
-        case .string(let v): component = .string(nfc(v))
-        case .date(let v): component = .date(v)
-        case .uuid(let v): component = .uuid(v)
-        case .url(let v): component = .string(nfc(v.absoluteString))
-        case .data(let v): component = .bytes(Array(v))
-        case .reference(let v): component = .uint(v)
-        case .document: return nil
-        }
+        if unique, value.isNull { return nil }
+        guard let component = indexComponent(value) else { return nil }
         var out = KeyEncoding.encode([component])
         if !unique { PrimaryKey.appendBytes(key, to: &out) }
         return out
+    }
+
+    /// A value as an index holds it (Format/record.md § Index keys); nil for a document.
+    static func indexComponent(_ value: StoredValue) -> KeyComponent? {
+        switch value {
+        case .null: .null
+        case .bool(let v): .bool(v)
+        case .int(let v): .int(v)
+        // −0 is stored as +0: one key for the two zeros, as they are one value to `==`.
+        case .double(let v): .double(v == 0 ? 0 : v)
+        case .float(let v): .double(v == 0 ? 0 : Double(v))
+        case .decimal(let v): .double({ $0 == 0 ? 0 : $0 }(NSDecimalNumber(decimal: v).doubleValue))
+        case .string(let v): .string(nfc(v))
+        case .date(let v): .date(v)
+        case .uuid(let v): .uuid(v)
+        case .url(let v): .string(nfc(v.absoluteString))
+        case .data(let v): .bytes(Array(v))
+        case .reference(let v): .uint(v)
+        case .document: nil
+        }
+    }
+
+    /// The entry of an object in a compound index (Format/record.md § Compound index keys): the
+    /// elements' values in order, then the primary key — except in a uniqueness constraint when
+    /// no element is nil, where the values alone are the key (so a second object with the same
+    /// values is found by one lookup). The value of a compound entry is the primary key.
+    static func compoundEntry(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64) -> (key: [UInt8], checksUniqueness: Bool)? {
+        var elements: [StoredValue] = []
+        elements.reserveCapacity(index.elements.count)
+        for element in index.elements {
+            guard element.slot < values.count else { return nil }
+            elements.append(values[element.slot])
+        }
+        return compoundEntry(elements: elements, isUnique: index.isUnique, key: key)
+    }
+
+    /// A compound entry from the elements' values in order.
+    static func compoundEntry(elements: [StoredValue], isUnique: Bool, key: UInt64) -> (key: [UInt8], checksUniqueness: Bool)? {
+        var out: [UInt8] = []
+        var hasNull = false
+        for value in elements {
+            guard let component = indexComponent(value) else { return nil }
+            if case .null = component { hasNull = true }
+            KeyEncoding.append(component, to: &out)
+        }
+        let checks = isUnique && !hasNull
+        if !checks { PrimaryKey.appendBytes(key, to: &out) }
+        return (out, checks)
     }
 
     /// A string in Unicode normalization form C, as index keys hold strings (Format/record.md
@@ -232,6 +263,14 @@ extension Context {
                 _ = try txn.delete(k, in: tree)
             }
         }
+        for index in entity.compoundIndexes {
+            guard let (k, checks) = Self.compoundEntry(values, index, key: o.key) else { continue }
+            if checks {
+                if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: index.tree) }
+            } else {
+                _ = try txn.delete(k, in: index.tree)
+            }
+        }
     }
 
     private func addIndexEntries(of o: ManagedObject, _ entity: EntityInfo, to batch: inout WriteBatch) {
@@ -239,9 +278,19 @@ extension Context {
             guard let tree = p.indexTree,
                   let k = Self.indexKey(o.values[p.slot], unique: p.isUnique, key: o.key) else { continue }
             if p.isUnique {
-                batch.putUnique(o.key, for: k, in: tree, entity: entity.name, property: p.name, value: o.values[p.slot])
+                batch.putUnique(o.key, for: k, in: tree, entity: entity.name, property: p.name, subject: "\(entity.name).\(p.name) must be unique", value: "\(o.values[p.slot])")
             } else {
                 batch.put([], for: k, in: tree)
+            }
+        }
+        for index in entity.compoundIndexes {
+            guard let (k, checks) = Self.compoundEntry(o.values, index, key: o.key) else { continue }
+            if checks {
+                let values = index.elements.map { "\(o.values[$0.slot])" }.joined(separator: ", ")
+                batch.putUnique(o.key, for: k, in: index.tree, entity: entity.name, property: index.propertyList,
+                                subject: "\(entity.name)(\(index.propertyList)) must be unique together", value: "(\(values))")
+            } else {
+                batch.put(PrimaryKey.bytes(o.key), for: k, in: index.tree)
             }
         }
     }
@@ -302,7 +351,7 @@ struct WriteBatch {
     /// and consecutive puts mostly go to the same one: `last` finds it without a search).
     private var puts: [(tree: String, entries: [(key: [UInt8], value: [UInt8])])] = []
     private var last = 0
-    private var uniques: [String: [[UInt8]: (owner: UInt64, entity: String, property: String, value: StoredValue)]] = [:]
+    private var uniques: [String: [[UInt8]: (owner: UInt64, entity: String, property: String, subject: String, value: String)]] = [:]
     private var conflict: DocStoreError?
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
@@ -317,11 +366,11 @@ struct WriteBatch {
         puts[last].entries.append((key, value))
     }
 
-    mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, entity: String, property: String, value: StoredValue) {
+    mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, entity: String, property: String, subject: String, value: String) {
         if let other = uniques[tree]?[key], other.owner != owner, conflict == nil {
-            conflict = DocStoreError(.uniqueConstraint, "\(entity).\(property) must be unique, and \(value) is given to both \(entity)/\(other.owner & PrimaryKey.sequenceMask) and \(entity)/\(owner & PrimaryKey.sequenceMask)", entity: entity, property: property)
+            conflict = DocStoreError(.uniqueConstraint, "\(subject), and \(value) is given to both \(entity)/\(other.owner & PrimaryKey.sequenceMask) and \(entity)/\(owner & PrimaryKey.sequenceMask)", entity: entity, property: property)
         }
-        uniques[tree, default: [:]][key] = (owner, entity, property, value)
+        uniques[tree, default: [:]][key] = (owner, entity, property, subject, value)
     }
 
     func apply(_ txn: WriteTransaction, model: StoreModel) throws {
@@ -329,7 +378,7 @@ struct WriteBatch {
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] {
                 if let stored = try txn.get(key, in: tree), let other = PrimaryKey.read(stored), other != u.owner {
-                    throw DocStoreError(.uniqueConstraint, "\(u.entity).\(u.property) must be unique, and \(u.value) is already used by \(u.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.entity, property: u.property)
+                    throw DocStoreError(.uniqueConstraint, "\(u.subject), and \(u.value) is already used by \(u.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.entity, property: u.property)
                 }
             }
         }

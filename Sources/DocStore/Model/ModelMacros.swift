@@ -20,6 +20,30 @@ import Foundation
 @attached(memberAttribute)
 public macro Model(isAbstract: Bool = false) = #externalMacro(module: "DocStoreMacros", type: "ModelMacro")
 
+/// Compound indexes of a model class, declared in its body, as SwiftData's `#Index`: each
+/// argument is one index, its key paths the indexed properties (attributes or to-one
+/// relationships) in order. The compiler checks the key paths; @Model reads them.
+///
+/// ```swift
+/// @Model final class Note: ManagedObject {
+///     #Index<Note>([\.folder, \.createdAt], [\.isPinned, \.title])
+///     var title = ""
+///     ...
+/// }
+/// ```
+@freestanding(declaration)
+public macro Index<T: ManagedObject>(_ indexes: [PartialKeyPath<T>]...) = #externalMacro(module: "DocStoreMacros", type: "IndexDeclarationMacro")
+
+/// Uniqueness constraints of a model class over several properties together, as SwiftData's
+/// `#Unique`: no two objects may have equal values in all of them (objects with a nil among
+/// them never conflict). A save that breaks one fails with `.uniqueConstraint`.
+///
+/// ```swift
+/// #Unique<Note>([\.folder, \.title])   // one title per folder
+/// ```
+@freestanding(declaration)
+public macro Unique<T: ManagedObject>(_ constraints: [PartialKeyPath<T>]...) = #externalMacro(module: "DocStoreMacros", type: "IndexDeclarationMacro")
+
 /// Added by @Model to each persisted property. Not for direct use.
 @attached(accessor, names: named(init), named(get), named(set))
 public macro _PersistedProperty(index: Int) = #externalMacro(module: "DocStoreMacros", type: "PersistedPropertyMacro")

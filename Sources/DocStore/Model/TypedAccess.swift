@@ -233,8 +233,9 @@ public enum _$PropertyDescription {
     case relationship(RelationshipDescription)
 }
 
-public func _$entity(_ name: String, parent: String?, isAbstract: Bool, _ properties: [_$PropertyDescription]) -> EntityDescription {
-    var entity = EntityDescription(name: name, parent: parent, isAbstract: isAbstract)
+public func _$entity(_ name: String, parent: String?, isAbstract: Bool, _ properties: [_$PropertyDescription],
+                     indexes: [IndexDescription] = []) -> EntityDescription {
+    var entity = EntityDescription(name: name, parent: parent, isAbstract: isAbstract, indexes: indexes)
     for p in properties {
         switch p {
         case .attribute(let a): entity.attributes.append(a)

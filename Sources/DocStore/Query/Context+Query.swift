@@ -51,12 +51,12 @@ extension Context {
     /// The count, with how many records it read (F4: none when the index answers alone).
     func counted<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (count: Int, recordsRead: Int) {
         let (plan, evaluator) = try prepare(request)
-        if plan.sourceIsExact, case .index(let p, let ranges) = plan.source,
+        if plan.sourceIsExact, let (reader, ranges) = plan.source.indexRead,
            !(request.includesPendingChanges && hasPendingObjects(of: plan.kinds)) {
             var n = 0
             try store.read { txn in
                 for range in ranges {
-                    try walk(range, of: p, descending: false, txn) { _, key in
+                    try walk(range, of: reader, descending: false, txn) { _, key in
                         if plan.kinds.contains(PrimaryKey.entity(of: key)) { n += 1 }
                         return true
                     }
@@ -162,22 +162,23 @@ extension Context {
                     try txn.forEachRecord(of: kind) { key, bytes in try consider(key, bytes: bytes) }
                 }
             }
-        case .index(let p, let ranges) where plan.indexOrder != nil && ordered:
+        case .index where plan.indexOrder != nil && ordered, .compound where plan.indexOrder != nil && ordered:
+            guard let (reader, ranges) = plan.source.indexRead else { break }
             let ascending = plan.indexOrder ?? true
             let needed = limit > 0 ? offset + limit : Int.max
             var boundary: [UInt8]?
             try store.read { txn in
                 for range in ascending ? ranges : ranges.reversed() {
                     var stop = false
-                    try walk(range, of: p, descending: !ascending, txn, counting: evaluator) { entryKey, key in
+                    try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
                         // Past the window, read on only through the ties of its last value.
-                        if let boundary { if valuePart(entryKey, p) != boundary { stop = true; return false } }
+                        if let boundary { if try reader.sortValue(entryKey) != boundary { stop = true; return false } }
                         if plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
                            let entity = store.model.entity(ofKey: key),
                            let bytes = try record(key, entity, in: txn) {
                             try consider(key, bytes: bytes)
                         }
-                        if boundary == nil, rows.count >= needed { boundary = valuePart(entryKey, p) }
+                        if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(entryKey) }
                         return true
                     }
                     if stop { break }
@@ -269,11 +270,12 @@ extension Context {
                 }
             }
             return keys
-        case .index(let p, let ranges):
+        case .index, .compound:
+            guard let (reader, ranges) = source.indexRead else { return [] }
             var keys: [UInt64] = []
             try store.read { txn in
                 for range in ranges {
-                    try walk(range, of: p, descending: false, txn, counting: evaluator) { _, key in
+                    try walk(range, of: reader, descending: false, txn, counting: evaluator) { _, key in
                         keys.append(key)
                         return true
                     }
@@ -319,9 +321,10 @@ extension Context {
 
     /// Walks the entries of an index range, in key order or backwards, calling `body` with each
     /// entry's key and the object's primary key until it returns false.
-    func walk(_ range: IndexRange, of p: PropertyInfo, descending: Bool, _ txn: Transaction, counting counter: QueryEvaluator? = nil,
+    func walk(_ range: IndexRange, of reader: IndexReader, descending: Bool, _ txn: Transaction, counting counter: QueryEvaluator? = nil,
               _ body: ([UInt8], UInt64) throws -> Bool) throws {
-        guard let tree = p.indexTree, try txn.treeExists(tree) else { return }
+        let tree = reader.tree
+        guard try txn.treeExists(tree) else { return }
         var cursor = try txn.cursor(in: tree)
         var entry: (key: [UInt8], value: [UInt8])?
         if descending {
@@ -349,18 +352,13 @@ extension Context {
                     continue
                 }
             }
-            let key = p.isUnique ? PrimaryKey.read(v) : PrimaryKey.read(k, at: k.count - 8)
+            let key = reader.primaryKeyInValue ? PrimaryKey.read(v) : PrimaryKey.read(k, at: k.count - 8)
             guard let key else {
-                throw DocStoreError(.corrupt, "an entry of index \(tree) does not end in a primary key", property: p.name)
+                throw DocStoreError(.corrupt, "an entry of index \(tree) does not hold a primary key", property: reader.propertyName)
             }
             counter?.entriesRead += 1
             if try !body(k, key) { return }
             entry = try descending ? cursor.previous() : cursor.next()
         }
-    }
-
-    /// An index entry's value part (without the primary key a non-unique entry ends with).
-    private func valuePart(_ entryKey: [UInt8], _ p: PropertyInfo) -> [UInt8] {
-        p.isUnique ? entryKey : Array(entryKey.dropLast(8))
     }
 }

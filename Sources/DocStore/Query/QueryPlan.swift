@@ -4,6 +4,8 @@
 // whole predicate (QueryEvaluator), so a source may return more than matches but never fewer:
 //   scan       every record of the entity (and its sub-entities);
 //   index      entries of an attribute index within ranges (equality, range, BEGINSWITH, IN);
+//   compound   entries of a compound index whose leading elements are fixed by equalities
+//              (and whose next element may be bounded by a range or BEGINSWITH);
 //   related    objects linked to the candidates of a plan on a relationship's destination
 //              (`folder == %@`, `ANY tags == %@`, `folder.name == "Inbox"`): the inverse
 //              relationship's links (a prefix scan per target) or, for a to-one inverse, the
@@ -14,8 +16,9 @@
 // With pending changes included, the context's changed objects of the entity are added as
 // candidates too, and candidates are tested with their unsaved values.
 //
-// An index source whose attribute is the first sort key is walked in sort order, and the walk
-// stops once the window (offset + limit) is full and the key value changes: O(limit) entries.
+// An index source whose attribute is the first sort key — for a compound index, the element
+// after the fixed ones — is walked in sort order, and the walk stops once the window
+// (offset + limit) is full and the key value changes: O(limit) entries.
 
 internal import DocStoreEngine
 
@@ -49,9 +52,58 @@ func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
     a.lexicographicallyPrecedes(b) ? -1 : a == b ? 0 : 1
 }
 
+/// How to read the entries of an index a source names: its tree, where an entry keeps the
+/// object's primary key, and how much of an entry key is the value a sort orders by.
+struct IndexReader {
+    let tree: String
+    /// The primary key is the entry's value (unique and compound indexes), not its key's tail.
+    let primaryKeyInValue: Bool
+    /// Compound indexes: the number of leading components that make an entry's sort value.
+    let sortComponents: Int?
+    let propertyName: String
+
+    init(_ p: PropertyInfo) {
+        tree = p.indexTree ?? ""
+        primaryKeyInValue = p.isUnique
+        sortComponents = nil
+        propertyName = p.name
+    }
+
+    init(_ index: CompoundIndex, fixed: Int) {
+        tree = index.tree
+        primaryKeyInValue = true
+        sortComponents = min(fixed + 1, index.elements.count)
+        propertyName = index.propertyList
+    }
+
+    /// The part of an entry key a sort compares: the value without the primary key a
+    /// non-unique entry ends with; for a compound index, its fixed elements and the next one.
+    func sortValue(_ entryKey: [UInt8]) throws(DocStoreError) -> [UInt8] {
+        guard let n = sortComponents else { return primaryKeyInValue ? entryKey : Array(entryKey.dropLast(8)) }
+        do {
+            return Array(entryKey.prefix(try KeyEncoding.prefixLength(entryKey, components: n)))
+        } catch {
+            throw DocStoreError(.corrupt, "an entry of index \(tree) is not a valid key (\(error))", property: propertyName)
+        }
+    }
+}
+
+extension QuerySource {
+    /// The index the source reads, with its ranges, when it reads one directly.
+    var indexRead: (reader: IndexReader, ranges: [IndexRange])? {
+        switch self {
+        case .index(let p, let ranges): (IndexReader(p), ranges)
+        case .compound(let index, let fixed, let ranges): (IndexReader(index, fixed: fixed), ranges)
+        default: nil
+        }
+    }
+}
+
 indirect enum QuerySource {
     case scan
     case index(PropertyInfo, [IndexRange])
+    /// A compound index: its first `fixed` elements are fixed by the ranges' shared prefix.
+    case compound(CompoundIndex, fixed: Int, [IndexRange])
     /// Objects that `inverse` (a property of the destination) links to, for each candidate of
     /// `targets` (a source on the destination entity).
     case related(via: PropertyInfo, inverse: PropertyInfo, targets: QuerySource, destination: EntityInfo, targetFilter: QueryPredicate?)
@@ -102,6 +154,8 @@ struct QueryPlan {
             "index \(p.indexTree ?? "?") on \(entity.name).\(p.name)\(p.isUnique ? " (unique)" : ""), \(ranges.map(\.text).joined(separator: " or "))"
         case .related(let via, let inverse, let targets, let destination, let filter):
             "objects whose \(via.name) reaches \(filter.map { "the \(destination.name) objects matching \($0)" } ?? "the given \(destination.name) objects") — through \(destination.name).\(inverse.name) (\(inverse.isToMany ? "links \(inverse.linkTree)" : "the \(destination.name) records")); \(destination.name) candidates from: \(describe(targets, entity: destination))"
+        case .compound(let index, _, let ranges):
+            "index \(index.tree) on \(index.text), \(ranges.map(\.text).joined(separator: " or "))"
         case .keys(let keys): "the \(keys.count) given object\(keys.count == 1 ? "" : "s")"
         case .union(let sources): "union of: " + sources.map { describe($0, entity: entity) }.joined(separator: "; ")
         case .empty: "nothing (the predicate is always false)"

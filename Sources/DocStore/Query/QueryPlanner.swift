@@ -7,7 +7,8 @@
 //
 // Choosing a source, per comparison of a conjunction (the cheapest wins, by rank):
 //   0 `SELF == obj`, `SELF IN objs`; a unique index equality
-//   1 an index equality; `rel == obj`, `ANY rel == obj`, `rel CONTAINS obj`
+//   1 an index equality; `rel == obj`, `ANY rel == obj`, `rel CONTAINS obj`; a compound
+//     index with its leading elements fixed by equalities (a unique one with all of them: 0)
 //   2 an index IN
 //   3 an index range or BEGINSWITH
 //   4 a key path through a relationship whose rest the destination can answer
@@ -15,7 +16,9 @@
 // An index serves a comparison whose left side is the attribute itself, with no [c]/[d]/[n]
 // options, and whose constant has the attribute's kind (integers for integer attributes, any
 // number for floating-point ones). An OR has a source when every branch has one (their union).
-// ALL/NONE and NOT never narrow the candidates.
+// ALL/NONE and NOT never narrow the candidates. A compound index serves the conjuncts that fix
+// its leading elements by `==` (to-one elements by object or nil), plus ranges on the element
+// after them — the leftmost prefix, as in SQL; it wins a tie with a single-attribute index.
 
 import Foundation
 internal import DocStoreEngine
@@ -53,15 +56,24 @@ enum QueryPlanner {
         var indexOrder: Bool?
         if limit > 0, let first = sortExpressions.first, first.1.options.isEmpty,
            case .keyPath(.evaluatedObject, let names) = first.0, names.count == 1,
-           let p = entity.property(named: names[0]), p.indexTree != nil,
-           // A unique index holds no nils: it orders every object only if the value is required.
-           !p.isUnique || p.attribute?.isOptional == false {
+           let p = entity.property(named: names[0]) {
+            // A unique index holds no nils: it orders every object only if the value is required.
+            let single = p.indexTree != nil && (!p.isUnique || p.attribute?.isOptional == false)
             switch source {
-            case .scan:
+            case .scan where single:
                 source = .index(p, [IndexRange(text: "every entry")])
                 exact = predicate == nil
                 indexOrder = first.1.ascending
-            case .index(let q, _) where q === p:
+            case .scan:
+                // A compound index led by the sort key holds every object (nils included).
+                if let index = entity.compoundIndexes.first(where: { $0.elements[0] === p }) {
+                    source = .compound(index, fixed: 0, [IndexRange(text: "every entry")])
+                    exact = predicate == nil
+                    indexOrder = first.1.ascending
+                }
+            case .index(let q, _) where q === p && single:
+                indexOrder = first.1.ascending
+            case .compound(let index, let fixed, let ranges) where fixed < index.elements.count && index.elements[fixed] === p && ranges.count == 1:
                 indexOrder = first.1.ascending
             default: break
             }
@@ -226,8 +238,10 @@ enum QueryPlanner {
                     merged.append(c)
                 }
             }
+            // A compound index first, so it wins a tie (it narrows by more than one element).
+            if let compound = compoundChoice(ps, on: entity) { merged.insert(compound, at: 0) }
             guard var best = merged.min(by: { $0.rank < $1.rank }) else { return nil }
-            if ps.count > 1 { best.exact = false }
+            if case .compound = best.source {} else if ps.count > 1 { best.exact = false }
             return best
         case .or(let ps):
             var sources: [QuerySource] = []
@@ -239,7 +253,9 @@ enum QueryPlanner {
             }
             return Choice(source: .union(sources), rank: rank + 1, exact: false)
         case .comparison(let c):
-            return try choose(c, on: entity, model: model)
+            let single = try choose(c, on: entity, model: model)
+            if let compound = compoundChoice([p], on: entity), compound.rank <= single?.rank ?? Int.max { return compound }
+            return single
         }
     }
 
@@ -336,10 +352,18 @@ enum QueryPlanner {
     }
 
     private static func indexChoice(_ c: QueryComparison, _ p: PropertyInfo, _ a: AttributeDescription) -> Choice? {
-        guard p.indexTree != nil, c.options.isEmpty else { return nil }
+        guard p.indexTree != nil, let r = indexRanges(c, a, unique: p.isUnique) else { return nil }
+        return Choice(source: .index(p, r.ranges), rank: r.rank == 1 && p.isUnique ? 0 : r.rank, exact: r.exact)
+    }
+
+    /// The ranges of encoded values an index over `a` holds for the values `c` admits, with
+    /// the rank of such a choice (1 equality, 2 IN, 3 range or prefix) and whether every entry
+    /// in them is a match. Nil when the index cannot serve `c`.
+    static func indexRanges(_ c: QueryComparison, _ a: AttributeDescription, unique: Bool) -> (ranges: [IndexRange], rank: Int, exact: Bool)? {
+        guard c.options.isEmpty else { return nil }
         func bound(_ e: QueryExpression) -> [UInt8]? {
             guard case .constant(let v) = e else { return nil }
-            return indexBound(v, for: a, unique: p.isUnique)
+            return indexBound(v, for: a, unique: unique)
         }
         // Ranges over doubles admit NaN (it sorts last in the index), so they are not exact.
         let floating = [.double, .float, .decimal].contains(a.type)
@@ -347,7 +371,7 @@ enum QueryPlanner {
         switch c.op {
         case .equal:
             guard let b = bound(c.rhs) else { return nil }
-            return Choice(source: .index(p, [IndexRange(lower: b, upper: b, text: "== \(c.rhs)")]), rank: p.isUnique ? 0 : 1, exact: true)
+            return ([IndexRange(lower: b, upper: b, text: "== \(c.rhs)")], 1, true)
         case .in:
             guard case .list(let items) = c.rhs else { return nil }
             var ranges: [IndexRange] = []
@@ -357,27 +381,85 @@ enum QueryPlanner {
                 if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, text: "== \(item)")) }
             }
             ranges.sort { compareBytes($0.lower ?? [], $1.lower ?? []) < 0 }
-            return Choice(source: .index(p, ranges), rank: 2, exact: true)
+            return (ranges, 2, true)
         case .less, .lessOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
-            return Choice(source: .index(p, [IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, text: "\(c.op.rawValue) \(c.rhs)")]),
-                          rank: 3, exact: !floating)
+            return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, text: "\(c.op.rawValue) \(c.rhs)")], 3, !floating)
         case .greater, .greaterOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
-            return Choice(source: .index(p, [IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, text: "\(c.op.rawValue) \(c.rhs)")]),
-                          rank: 3, exact: !floating)
+            return ([IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, text: "\(c.op.rawValue) \(c.rhs)")], 3, !floating)
         case .between:
             guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]),
                   case .constant(let v) = bounds[0], !v.isNull, case .constant(let w) = bounds[1], !w.isNull else { return nil }
-            return Choice(source: .index(p, [IndexRange(lower: lo, upper: hi, text: "BETWEEN \(c.rhs)")]), rank: 3, exact: !floating)
+            return ([IndexRange(lower: lo, upper: hi, text: "BETWEEN \(c.rhs)")], 3, !floating)
         case .beginsWith:
             guard a.type == .string, case .constant(.string(let s)) = c.rhs,
                   var prefix = Context.indexKey(.string(s), unique: true, key: 0) else { return nil }
             prefix.removeLast(2)   // the string terminator 00 01: every extension of s starts with the rest
-            return Choice(source: .index(p, [IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")]), rank: 3, exact: true)
+            return ([IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")], 3, true)
         default:
             return nil
         }
+    }
+
+    /// The best compound index for a conjunction: the one whose longest run of leading elements
+    /// the conjuncts fix by `==`, then bound on the next element (Choice ranks as above).
+    static func compoundChoice(_ conjuncts: [QueryPredicate], on entity: EntityInfo) -> Choice? {
+        /// A direct comparison of the property itself, without options.
+        func comparisons(of element: PropertyInfo) -> [QueryComparison] {
+            conjuncts.compactMap { q in
+                guard case .comparison(let c) = q, c.quantifier == .direct, c.options.isEmpty,
+                      case .keyPath(.evaluatedObject, let names) = c.lhs, names == [element.name] else { return nil }
+                return c
+            }
+        }
+        func equalityBound(_ c: QueryComparison, _ element: PropertyInfo) -> [UInt8]? {
+            guard c.op == .equal, case .constant(let v) = c.rhs else { return nil }
+            if let a = element.attribute { return indexBound(v, for: a, unique: false) }
+            switch v {
+            case .null: return KeyEncoding.encode([.null])
+            case .reference(let k): return KeyEncoding.encode([.uint(k)])
+            default: return nil
+            }
+        }
+        var best: (choice: Choice, fixed: Int, bounded: Bool)?
+        for index in entity.compoundIndexes {
+            var prefix: [UInt8] = []
+            var texts: [String] = []
+            var used = 0
+            var fixed = 0
+            for element in index.elements {
+                guard let (c, b) = comparisons(of: element).lazy.compactMap({ c in equalityBound(c, element).map { (c, $0) } }).first
+                else { break }
+                prefix += b
+                texts.append("\(element.name) == \(c.rhs)")
+                used += 1
+                fixed += 1
+            }
+            var range = IndexRange(lower: prefix, upper: prefix, text: "")
+            var bounded = false
+            var exact = true
+            if fixed < index.elements.count, let a = index.elements[fixed].attribute {
+                for c in comparisons(of: index.elements[fixed]) where c.op != .equal && c.op != .in {
+                    guard let r = indexRanges(c, a, unique: false), r.ranges.count == 1 else { continue }
+                    var piece = r.ranges[0]
+                    piece.lower = prefix + (piece.lower ?? [])
+                    piece.upper = prefix + (piece.upper ?? [])
+                    range = bounded ? intersect(range, piece) : piece
+                    texts.append("\(index.elements[fixed].name) \(r.ranges[0].text)")
+                    bounded = true
+                    exact = exact && r.exact
+                    used += 1
+                }
+            }
+            guard fixed > 0 || bounded else { continue }
+            range.text = texts.joined(separator: " and ")
+            let rank = fixed == index.elements.count && index.isUnique ? 0 : fixed > 0 ? 1 : 3
+            let choice = Choice(source: .compound(index, fixed: fixed, [range]), rank: rank, exact: exact && used == conjuncts.count)
+            if let b = best, (b.fixed, b.bounded ? 1 : 0) >= (fixed, bounded ? 1 : 0) { continue }
+            best = (choice, fixed, bounded)
+        }
+        return best?.choice
     }
 
     /// The encoded value of a constant as the attribute's index holds it, or nil when the

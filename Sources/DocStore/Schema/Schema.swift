@@ -15,6 +15,9 @@
 //   S6  ordered and min/max counts only on to-many relationships, minCount <= maxCount;
 //   S7  no delete rule would orphan a required to-one: nullifying a relationship whose inverse is
 //       a required to-one would leave the other object without its required link.
+//   S8  a compound index or uniqueness constraint names at least one property, each once, and
+//       each an attribute (not a Codable document) or a to-one relationship of the entity or
+//       an ancestor.
 // Every problem is collected, so one error lists all that must be fixed.
 
 import Foundation
@@ -118,6 +121,7 @@ public struct Schema: Sendable, Hashable, Codable {
 
             for attribute in entity.attributes { checkAttribute(attribute, of: entity.name, problem) }
             for relationship in entity.relationships { checkRelationship(relationship, of: entity.name, problem) }
+            for index in entity.indexes { checkIndex(index, of: entity.name, problem) }
         }
 
         guard problems.isEmpty else {
@@ -170,6 +174,26 @@ public struct Schema: Sendable, Hashable, Codable {
         }
         if case .codable = a.type, a.isIndexed || a.isUnique {
             problem(entity, a.name, "a Codable value cannot be indexed or unique; index one of its fields as an attribute instead")
+        }
+    }
+
+    /// S8.
+    private func checkIndex(_ index: IndexDescription, of entity: String, _ problem: (String, String?, String) -> Void) {
+        let text = index.text(entity: entity)
+        if index.properties.isEmpty { problem(entity, nil, "the index \(text) names no property") }
+        if Set(index.properties).count != index.properties.count {
+            problem(entity, nil, "the index \(text) names a property twice")
+        }
+        let attributes = allAttributes(of: entity)
+        let relationships = allRelationships(of: entity)
+        for name in index.properties {
+            if let a = attributes.first(where: { $0.name == name }) {
+                if case .codable = a.type { problem(entity, name, "the index \(text) includes a Codable value, which cannot be indexed") }
+            } else if let r = relationships.first(where: { $0.name == name }) {
+                if r.isToMany { problem(entity, name, "the index \(text) includes a to-many relationship; only attributes and to-one relationships can be indexed") }
+            } else {
+                problem(entity, name, "the index \(text) names \"\(name)\", which is not a property of \(entity)")
+            }
         }
     }
 

@@ -44,6 +44,12 @@ extension Schema {
             }
             out += Self.attributeDifferences(entity.name, old: before.attributes, new: entity.attributes)
             out += Self.relationshipDifferences(entity.name, old: before.relationships, new: entity.relationships)
+            for index in entity.indexes where !before.indexes.contains(index) {
+                out.append(SchemaDifference(entity: entity.name, "index \(index.text(entity: entity.name)) added"))
+            }
+            for index in before.indexes where !entity.indexes.contains(index) {
+                out.append(SchemaDifference(entity: entity.name, "index \(index.text(entity: entity.name)) removed"))
+            }
         }
         for entity in old.entities where self.entity(named: entity.name) == nil {
             out.append(SchemaDifference(entity: entity.name, "entity removed"))

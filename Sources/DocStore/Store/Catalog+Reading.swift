@@ -44,6 +44,13 @@ extension Catalog {
             guard let relationship = relationship(r) else { return nil }
             entity.relationships.append(relationship)
         }
+        if let indexes = e["indexes"] {
+            guard let indexes = indexes as? [[String: Any]] else { return nil }
+            for i in indexes {
+                guard let properties = i["properties"] as? [String] else { return nil }
+                entity.indexes.append(IndexDescription(properties, isUnique: i["isUnique"] as? Bool ?? false))
+            }
+        }
         return entity
     }
 

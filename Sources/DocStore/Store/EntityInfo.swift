@@ -78,6 +78,31 @@ final class PropertyInfo: Sendable {
     var isStoredInRecord: Bool { !isToMany }
 }
 
+/// A compound index or uniqueness constraint of an open store (Format/record.md § Compound
+/// index keys): its tree and its elements, resolved to the slots of the entity that uses it
+/// (the same in the declaring entity and all its sub-entities).
+final class CompoundIndex: Sendable {
+    let description: IndexDescription
+    /// The entity that declares it.
+    let entityName: String
+    /// `compound.F1.F2…` or, for a uniqueness constraint, `unique.F1.F2…` (field IDs).
+    let tree: String
+    let elements: [PropertyInfo]
+    var isUnique: Bool { description.isUnique }
+
+    init(description: IndexDescription, entityName: String, tree: String, elements: [PropertyInfo]) {
+        self.description = description
+        self.entityName = entityName
+        self.tree = tree
+        self.elements = elements
+    }
+
+    /// `Note(folder, createdAt)` or `unique Note(folder, title)`.
+    var text: String { description.text(entity: entityName) }
+    /// The property names, for error messages: `folder, title`.
+    var propertyList: String { description.properties.joined(separator: ", ") }
+}
+
 /// An entity of an open store.
 final class EntityInfo: Sendable {
     let name: String
@@ -99,9 +124,14 @@ final class EntityInfo: Sendable {
     let defaults: [StoredValue]
     /// This entity's ID and those of every entity that inherits from it.
     let kindIDs: Set<UInt32>
+    /// The compound indexes and uniqueness constraints its objects are entered in: its own and
+    /// its ancestors'.
+    let compoundIndexes: [CompoundIndex]
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
-         objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>) {
+         objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>,
+         compoundIndexes: [CompoundIndex]) {
+        self.compoundIndexes = compoundIndexes
         self.name = name
         self.id = id
         self.index = index
@@ -142,7 +172,8 @@ struct StoreModel: Sendable {
         var names: [String] = []
         var seen = Set<String>()
         for e in entities {
-            for t in [e.recordsTree] + e.properties.flatMap({ [$0.linkTree, $0.indexTree ?? ""] }) where !t.isEmpty {
+            for t in [e.recordsTree] + e.properties.flatMap({ [$0.linkTree, $0.indexTree ?? ""] }) + e.compoundIndexes.map(\.tree)
+            where !t.isEmpty {
                 if seen.insert(t).inserted { names.append(t) }
             }
         }
@@ -195,10 +226,20 @@ struct StoreModel: Sendable {
                 }
             }
             let kinds = Set(schema.entities.filter { schema.entity($0.name, isKindOf: e.name) }.map { catalog.entityID($0.name) })
+            var compound: [CompoundIndex] = []
+            for level in lineage.reversed() {
+                for index in level.indexes {
+                    let elements = index.properties.compactMap { name in properties.first { $0.name == name } }
+                    guard elements.count == index.properties.count else { continue }   // S8 refuses this schema
+                    let tree = (index.isUnique ? "unique." : "compound.") + elements.map { String($0.fieldID) }.joined(separator: ".")
+                    compound.append(CompoundIndex(description: index, entityName: level.name, tree: tree, elements: elements))
+                }
+            }
             infos.append(EntityInfo(
                 name: e.name, id: catalog.entityID(e.name), index: i, description: e,
                 recordsTree: "records.\(catalog.entityID(root.name))",
-                objectClass: classes[e.name] ?? ManagedObject.self, properties: properties, kindIDs: kinds))
+                objectClass: classes[e.name] ?? ManagedObject.self, properties: properties, kindIDs: kinds,
+                compoundIndexes: compound))
         }
         entities = infos
         byName = indexByName

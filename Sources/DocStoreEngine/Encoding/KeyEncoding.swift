@@ -150,6 +150,27 @@ public enum KeyEncoding {
 
     /// Decodes a whole key from raw bytes.
     public static func decode(_ bytes: UnsafeRawBufferPointer) throws(KeyDecodingError) -> [KeyComponent] {
+        try decode(bytes, atMost: Int.max).components
+    }
+
+    /// The length in bytes of a key's first `count` components (bytes may follow them that are
+    /// not components, such as the primary key ending an index entry).
+    public static func prefixLength(_ bytes: [UInt8], components count: Int) throws(KeyDecodingError) -> Int {
+        let result: Result<Int, KeyDecodingError> = bytes.withUnsafeBytes { raw in
+            do throws(KeyDecodingError) {
+                let (components, length) = try decode(raw, atMost: count)
+                guard components.count == count else {
+                    throw KeyDecodingError(offset: length, reason: "the key has \(components.count) components, not \(count)")
+                }
+                return .success(length)
+            } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
+    /// Decodes up to `limit` components from the start of raw bytes; returns them and the
+    /// number of bytes they take.
+    static func decode(_ bytes: UnsafeRawBufferPointer, atMost limit: Int) throws(KeyDecodingError) -> (components: [KeyComponent], length: Int) {
         var out: [KeyComponent] = []
         var i = 0
         let n = bytes.count
@@ -181,7 +202,7 @@ public enum KeyEncoding {
                 i += 2
             }
         }
-        while i < n {
+        while i < n && out.count < limit {
             let start = i
             let tag = bytes[i]
             i += 1
@@ -221,7 +242,7 @@ public enum KeyEncoding {
                 throw KeyDecodingError(offset: start, reason: "unknown type tag 0x\(String(tag, radix: 16))")
             }
         }
-        return out
+        return (out, i)
     }
 
     /// The smallest key greater than every key that starts with `prefix` — the exclusive upper
