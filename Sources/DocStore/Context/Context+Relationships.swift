@@ -67,21 +67,32 @@ extension Context {
 
     /// The members as saved: a prefix scan of the links tree.
     func storedMembers(of key: UInt64, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
+        try storedMembers(of: [key], p)[0]
+    }
+
+    /// The saved members of several objects' relationship, in one read transaction: one
+    /// prefix scan per object, in key order (prefetching reads a level this way).
+    func storedMembers(of keys: [UInt64], _ p: PropertyInfo) throws(DocStoreError) -> [[UInt64]] {
         let ordered = p.isOrdered
-        let prefix = PrimaryKey.bytes(key)
-        return try store.read { txn throws -> [UInt64] in
-            var out: [UInt64] = []
+        return try store.read { txn throws -> [[UInt64]] in
+            var all: [[UInt64]] = []
+            all.reserveCapacity(keys.count)
             var cursor = try txn.cursor(in: p.linkTree)
-            var entry = try cursor.seek(to: prefix)
-            while let (k, v) = entry, k.count == 16, k.starts(with: prefix) {
-                let target = ordered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8)
-                guard let target else {
-                    throw DocStoreError(.corrupt, "a link of \(p.name) under key \(key) is malformed", property: p.name)
+            for key in keys {
+                let prefix = PrimaryKey.bytes(key)
+                var out: [UInt64] = []
+                var entry = try cursor.seek(to: prefix)
+                while let (k, v) = entry, k.count == 16, k.starts(with: prefix) {
+                    let target = ordered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8)
+                    guard let target else {
+                        throw DocStoreError(.corrupt, "a link of \(p.name) under key \(key) is malformed", property: p.name)
+                    }
+                    out.append(target)
+                    entry = try cursor.next()
                 }
-                out.append(target)
-                entry = try cursor.next()
+                all.append(out)
             }
-            return out
+            return all
         }
     }
 

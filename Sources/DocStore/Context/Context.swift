@@ -48,6 +48,9 @@ public final class Context {
     @exclusivity(unchecked) var committed: [UInt64: [StoredValue]] = [:]
     /// Set while delete rules run: links of objects being deleted may still change.
     var isPropagatingDelete = false
+    /// The objects the last fetch with prefetching made on its way down its key paths (not the
+    /// last level): held so that what was loaded for them stays loaded (Context+Prefetch P3).
+    var prefetchedObjects: [ManagedObject] = []
     /// Open while a delete runs: the states it replaced, put back if it fails (Context+Delete.swift).
     var journal: UndoGroup?
     /// The undo manager, if any (UndoManager.swift).
@@ -83,6 +86,13 @@ public final class Context {
         guard let entity = store.model.entity(ofKey: key) else {
             throw DocStoreError(.corrupt, "a reference names key \(key), whose entity ID \(PrimaryKey.entity(of: key)) the store does not have")
         }
+        return materialize(key, entity)
+    }
+
+    /// The context's object for `key` of `entity` (its entity already known): the registered
+    /// one, or a new fault of the entity's class.
+    func materialize(_ key: UInt64, _ entity: EntityInfo) -> ManagedObject {
+        if let existing = registry[key] { return existing.takeUnretainedValue() }
         let token = _$FaultToken(entity: entity, key: key, context: self)
         let object = FaultMaking.run { entity.objectClass.init(_$fault: token) }
         registry[key] = Unmanaged.passUnretained(object)
@@ -309,6 +319,7 @@ public final class Context {
         registry = [:]
         changed = [:]
         committed = [:]
+        prefetchedObjects = []
     }
 
     /// Turns `object` back into a fault, freeing its values, or with `mergeChanges` reloads

@@ -11,6 +11,10 @@
 //       are deterministic); the window (offset, limit) is applied last.
 //   F4  count(for:) reads only index entries when the plan's index answers the predicate alone
 //       and no unsaved object of the entity could change the answer.
+//   F5  Keyset pagination (`fetchAfter`): only matches whose sort values, then primary key, come
+//       after the anchor's in the request's order count — tested as candidates arrive, so an
+//       index walk in sort order still stops once the window is full; the walk starts at the
+//       anchor's value.
 
 import Foundation
 internal import DocStoreEngine
@@ -29,18 +33,44 @@ extension Context {
     ///   entity; ``DocStoreError/Code/storage``, ``DocStoreError/Code/corrupt``.
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> [T] {
         let (plan, evaluator) = try prepare(request)
-        let rows = try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: true)
+        let filling = request.includesPropertyValues && !request.returnsObjectsAsFaults
+        let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: filling)
         var out: [T] = []
         out.reserveCapacity(rows.count)
         for row in rows {
             let object = try materialize(row.key)
-            if object.isFault, let values = row.values {
+            if filling, object.isFault, let values = row.values {
                 fill(object, values, rowVersion: row.rowVersion)
                 object.awakeFromFetch()
             }
             if let typed = object as? T { out.append(typed) }
         }
+        // Faults with their records at hand: the row cache has them for when they fire.
+        if request.returnsObjectsAsFaults && request.includesPropertyValues { try prefetchRecords(rows.map(\.key)) }
+        if !request.relationshipKeyPathsForPrefetching.isEmpty {
+            try prefetch(request.relationshipKeyPathsForPrefetching, from: out, entity: plan.entity)
+        }
         return out
+    }
+
+    /// The objects `request` describes, made and filled `batchSize` at a time as the result is
+    /// indexed: the fetch itself keeps only their keys, so a list of a million objects stays
+    /// small in memory.
+    public func fetch<T: ManagedObject>(_ request: FetchRequest<T>, batchSize: Int) throws(DocStoreError) -> FetchResultsCollection<T> {
+        let (plan, evaluator) = try prepare(request)
+        let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: false)
+        let keys = rows.compactMap { row in store.model.entity(ofKey: row.key).map { (key: row.key, entity: $0) } }
+        return FetchResultsCollection(context: self, keys: keys, batchSize: batchSize)
+    }
+
+    /// The object IDs of the objects `request` describes, in its order, without making objects
+    /// (Core Data's object-ID result type, SwiftData's `fetchIdentifiers`).
+    public func fetchIdentifiers<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> [ObjectID] {
+        let (plan, evaluator) = try prepare(request)
+        let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: false)
+        return rows.compactMap { row in
+            store.model.entity(ofKey: row.key).map { ObjectID(store: store.identifier, entity: $0.name, key: row.key) }
+        }
     }
 
     /// How many objects `request` would fetch (its window included), without making them.
@@ -51,7 +81,7 @@ extension Context {
     /// The count, with how many records it read (F4: none when the index answers alone).
     func counted<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (count: Int, recordsRead: Int) {
         let (plan, evaluator) = try prepare(request)
-        if plan.sourceIsExact, let (reader, ranges) = plan.source.indexRead,
+        if plan.sourceIsExact, let (reader, ranges) = plan.source.indexRead, request.fetchAfter == nil,
            !(request.includesPendingChanges && hasPendingObjects(of: plan.kinds)) {
             var n = 0
             try store.read { txn in
@@ -65,7 +95,7 @@ extension Context {
             n = max(0, n - request.fetchOffset)
             return (request.fetchLimit > 0 ? min(n, request.fetchLimit) : n, 0)
         }
-        let n = try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: false, wholeRecords: false).count
+        let n = try matches(plan, evaluator, request, ordered: false, wholeRecords: false).count
         return (n, evaluator.recordsRead)
     }
 
@@ -80,7 +110,7 @@ extension Context {
         let pending = request.includesPendingChanges ? pendingObjects(of: plan.kinds).count : nil
         var text = plan.explanation(limit: request.fetchLimit, offset: request.fetchOffset, pendingCandidates: pending)
         if analyze {
-            let rows = try matches(plan, evaluator, limit: request.fetchLimit, offset: request.fetchOffset, ordered: true)
+            let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: false)
             text += "\n  read: \(evaluator.entriesRead) index entr\(evaluator.entriesRead == 1 ? "y" : "ies"), \(evaluator.recordsRead) record\(evaluator.recordsRead == 1 ? "" : "s"); \(rows.count) result\(rows.count == 1 ? "" : "s")"
         }
         return text
@@ -96,7 +126,7 @@ extension Context {
         let rowVersion: UInt64
     }
 
-    private func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
+    func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
         if let error = request.deferredError { throw error }
         let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
         guard let entity = store.model.entity(named: name) else {
@@ -117,12 +147,21 @@ extension Context {
     }
 
     /// The matches of a plan, ordered (`ordered`, or whenever a window is cut) and windowed.
-    /// With `wholeRecords` false (a count), matches keep only the values the plan read.
-    private func matches(_ plan: QueryPlan, _ evaluator: QueryEvaluator, limit: Int, offset: Int, ordered: Bool,
-                         wholeRecords: Bool = true) throws(DocStoreError) -> [QueryRow] {
+    /// With `wholeRecords` false (a count, IDs), matches keep only the values the plan read.
+    func matches<T>(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ request: FetchRequest<T>, ordered: Bool,
+                    wholeRecords: Bool, windowed: Bool = true) throws(DocStoreError) -> [QueryRow] {
+        let limit = windowed ? request.fetchLimit : 0
+        let offset = windowed ? request.fetchOffset : 0
         let pending = evaluator.includesPendingChanges ? pendingObjects(of: plan.kinds) : []
         let pendingKeys = Set(pending.map(\.key))
         var rows: [QueryRow] = []
+
+        // F5: the anchor's sort values, and whether a match comes after it.
+        let anchor = try request.fetchAfter.map { (id) throws(DocStoreError) in try anchorValues(id, plan, evaluator) }
+        func isAfterAnchor(_ key: UInt64, _ values: [StoredValue]) throws(DocStoreError) -> Bool {
+            guard let anchor else { return true }
+            return Self.compare(try sortValues(plan, evaluator, key, values), key, anchor.values, anchor.key, plan) > 0
+        }
 
         /// Tests one stored candidate (F1).
         // Per entity: its field table with only the fields the plan reads (the rest skipped).
@@ -146,7 +185,7 @@ extension Context {
                                                      partial: partial != nil)
             guard try plan.predicate.map({ (p) throws(DocStoreError) in
                 try evaluator.test(p, key: key, values: values, available: partial?.slots)
-            }) ?? true else { return }
+            }) ?? true, try isAfterAnchor(key, values) else { return }
             if partial != nil && wholeRecords {
                 values = entity.defaults
                 rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: entity.slotForField)
@@ -163,9 +202,15 @@ extension Context {
                 }
             }
         case .index where plan.indexOrder != nil && ordered, .compound where plan.indexOrder != nil && ordered:
-            guard let (reader, ranges) = plan.source.indexRead else { break }
+            guard let (reader, planned) = plan.source.indexRead else { break }
             let ascending = plan.indexOrder ?? true
             let needed = limit > 0 ? offset + limit : Int.max
+            // F5: the walk starts at the anchor's value (its ties included, the filter drops them).
+            var ranges = planned
+            if let anchor, let first = anchor.values.first, let start = try anchorBound(first, plan.source) {
+                let from = ascending ? IndexRange(lower: start, text: "after") : IndexRange(upper: start, text: "after")
+                ranges = ranges.map { QueryPlanner.intersect($0, from) }
+            }
             var boundary: [UInt8]?
             try store.read { txn in
                 for range in ascending ? ranges : ranges.reversed() {
@@ -203,7 +248,8 @@ extension Context {
         // F2: unsaved objects, with their unsaved values.
         for object in pending where !object.isDeleted {
             try fulfill(object)
-            if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: object.key, values: object.values) }) ?? true {
+            if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: object.key, values: object.values) }) ?? true,
+               try isAfterAnchor(object.key, object.values) {
                 rows.append(QueryRow(key: object.key, values: nil, rowVersion: object.rowVersion))
             }
         }
@@ -224,23 +270,64 @@ extension Context {
         for row in rows {
             var values = row.values ?? []
             if row.values == nil, let entity = store.model.entity(ofKey: row.key) { values = try evaluator.objectValues(row.key, entity) }
-            var keys: [StoredValue] = []
-            for s in plan.sorts {
-                switch try evaluator.value(s.expression, key: row.key, values: values) {
-                case .scalar(let v): keys.append(v)
-                case .collection(let vs): keys.append(vs.first ?? .null)
-                }
-            }
-            keyed.append((row, keys))
+            keyed.append((row, try sortValues(plan, evaluator, row.key, values)))
         }
-        keyed.sort { a, b in
-            for (i, s) in plan.sorts.enumerated() {
-                let c = Self.sortOrder(a.keys[i], b.keys[i], s.key.options)
-                if c != 0 { return s.key.ascending ? c < 0 : c > 0 }
-            }
-            return a.row.key < b.row.key
-        }
+        keyed.sort { a, b in Self.compare(a.keys, a.row.key, b.keys, b.row.key, plan) < 0 }
         return keyed.map(\.row)
+    }
+
+    /// An object's values of the plan's sort keys (the first of many, nil for none).
+    private func sortValues(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ key: UInt64, _ values: [StoredValue]) throws(DocStoreError) -> [StoredValue] {
+        var keys: [StoredValue] = []
+        keys.reserveCapacity(plan.sorts.count)
+        for s in plan.sorts {
+            switch try evaluator.value(s.expression, key: key, values: values) {
+            case .scalar(let v): keys.append(v)
+            case .collection(let vs): keys.append(vs.first ?? .null)
+            }
+        }
+        return keys
+    }
+
+    /// The request's order (F3) between two objects, by their sort values and then their keys:
+    /// -1, 0 or 1.
+    private static func compare(_ a: [StoredValue], _ aKey: UInt64, _ b: [StoredValue], _ bKey: UInt64, _ plan: QueryPlan) -> Int {
+        for (i, s) in plan.sorts.enumerated() {
+            let c = sortOrder(a[i], b[i], s.key.options)
+            if c != 0 { return s.key.ascending ? c : -c }
+        }
+        return aKey < bKey ? -1 : aKey == bKey ? 0 : 1
+    }
+
+    /// The anchor of keyset pagination: its key and sort values, as this fetch sees them.
+    private func anchorValues(_ id: ObjectID, _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> (key: UInt64, values: [StoredValue]) {
+        guard id.storeIdentifier == store.identifier, let entity = store.model.entity(ofKey: id.primaryKey) else {
+            throw DocStoreError(.invalidQuery, "the object to fetch after, \(id), is not of this store", entity: id.entityName)
+        }
+        let stored = registry[id.primaryKey] != nil ? nil : try storedRecord(id.primaryKey, entity)
+        guard registry[id.primaryKey] != nil || stored != nil else {
+            throw DocStoreError(.objectNotFound, "the object to fetch after, \(id), is not stored", entity: id.entityName)
+        }
+        let values = try evaluator.objectValues(id.primaryKey, entity)
+        return (id.primaryKey, try sortValues(plan, evaluator, id.primaryKey, values))
+    }
+
+    /// Where an index walk in sort order starts for an anchor whose first sort value is `value`:
+    /// the value's encoding (after the fixed elements of a compound index); nil when unknown.
+    private func anchorBound(_ value: StoredValue, _ source: QuerySource) throws(DocStoreError) -> [UInt8]? {
+        guard let component = Self.indexComponent(value) else { return nil }
+        switch source {
+        case .index: return KeyEncoding.encode([component])
+        case .compound(let index, let fixed, let ranges):
+            guard fixed > 0 else { return KeyEncoding.encode([component]) }
+            guard let lower = ranges.first?.lower else { return nil }
+            do {
+                return Array(lower.prefix(try KeyEncoding.prefixLength(lower, components: fixed))) + KeyEncoding.encode([component])
+            } catch {
+                throw DocStoreError(.corrupt, "a bound of index \(index.tree) is not a valid key (\(error))", property: index.propertyList)
+            }
+        default: return nil
+        }
     }
 
     /// Sort order: nil first, then values by QueryValueSemantics (values that do not order

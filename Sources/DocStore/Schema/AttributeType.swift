@@ -27,6 +27,14 @@ public enum AttributeType: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether ranges (`minimum`/`maximum`) apply: the numeric types and dates.
+    /// Integer, floating-point and decimal types.
+    public var isNumber: Bool {
+        switch self {
+        case .int8, .int16, .int32, .int64, .double, .float, .decimal: true
+        default: false
+        }
+    }
+
     public var isNumericOrDate: Bool {
         switch self {
         case .int8, .int16, .int32, .int64, .double, .float, .decimal, .date: true
