@@ -29,6 +29,7 @@ enum QueryPlanner {
         if let predicate { try check(predicate, self: .object(entity), variables: [:], model: model) }
         var sortExpressions: [(QueryExpression, SortKey)] = []
         for key in sorts {
+            if let unresolved = key.unresolved { throw DocStoreError(.invalidQuery, "cannot sort: \(unresolved)", entity: entity.name) }
             let e = try PredicateParser.parseExpression(key.keyPath)
             let t = try check(e, self: .object(entity), variables: [:], model: model)
             if case .objects = t { try refuseSort(key, entity) }

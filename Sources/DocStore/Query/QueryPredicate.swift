@@ -93,6 +93,13 @@ public struct QueryStringOptions: OptionSet, Sendable, Hashable {
     public static let diacriticInsensitive = QueryStringOptions(rawValue: 2)
     /// `[n]`: no Unicode normalization (compare scalars as given).
     public static let normalized = QueryStringOptions(rawValue: 4)
+    /// Sorting only: order strings by the current locale's collation (`é` between `e` and
+    /// `f`, `a` before `B`) instead of by Unicode scalars.
+    public static let localized = QueryStringOptions(rawValue: 8)
+    /// Sorting only: digits compare as numbers (`file2` before `file10`).
+    public static let numeric = QueryStringOptions(rawValue: 16)
+    /// Sorting only: Foundation's `localizedStandardCompare` — the Finder's order.
+    public static let localizedStandard: QueryStringOptions = [.localized, .caseInsensitive, .numeric]
 }
 
 /// A value in a predicate: a constant, a key path, a variable, a computed value.

@@ -84,6 +84,24 @@ enum QueryValueSemantics {
     }
 
     static func stringOrder(_ x: String, _ y: String, _ options: QueryStringOptions) -> Int {
+        if options.isSuperset(of: .localizedStandard) && !options.contains(.diacriticInsensitive) {
+            switch x.localizedStandardCompare(y) {
+            case .orderedAscending: return -1
+            case .orderedSame: return 0
+            case .orderedDescending: return 1
+            }
+        }
+        if options.contains(.localized) || options.contains(.numeric) {
+            var compare: String.CompareOptions = []
+            if options.contains(.caseInsensitive) { compare.insert(.caseInsensitive) }
+            if options.contains(.diacriticInsensitive) { compare.insert(.diacriticInsensitive) }
+            if options.contains(.numeric) { compare.insert(.numeric) }
+            switch x.compare(y, options: compare, range: nil, locale: options.contains(.localized) ? Locale.current : nil) {
+            case .orderedAscending: return -1
+            case .orderedSame: return 0
+            case .orderedDescending: return 1
+            }
+        }
         let (a, b) = (folded(x, options), folded(y, options))
         if options.contains(.normalized) {
             return a.unicodeScalars.lexicographicallyPrecedes(b.unicodeScalars) ? -1 : a.unicodeScalars.elementsEqual(b.unicodeScalars) ? 0 : 1

@@ -11,8 +11,13 @@ public struct SortKey: Sendable, Hashable, CustomStringConvertible {
     /// A key path, through to-one relationships and into documents (`folder.name`).
     public var keyPath: String
     public var ascending: Bool
-    /// For strings: `.caseInsensitive` and `.diacriticInsensitive` fold before comparing.
+    /// For strings: `.caseInsensitive` and `.diacriticInsensitive` fold before comparing;
+    /// `.localized` orders by the current locale's collation, `.numeric` compares digits as
+    /// numbers, and `.localizedStandard` is all of that (`localizedStandardCompare`).
     public var options: QueryStringOptions
+    /// Why the key cannot be used (a key path that is not a persisted property), thrown by the
+    /// fetch as `.invalidQuery`.
+    var unresolved: String?
 
     public init(_ keyPath: String, ascending: Bool = true, options: QueryStringOptions = []) {
         self.keyPath = keyPath
