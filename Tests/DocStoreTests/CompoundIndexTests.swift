@@ -86,8 +86,8 @@ import Testing
         for index in entity.compoundIndexes {
             var expected: [[UInt8]: [UInt8]] = [:]
             for card in cards {
-                guard let key = card.objectID?.primaryKey, let (k, _) = Context.compoundEntry(card.values, index, key: key) else { continue }
-                expected[k] = PrimaryKey.bytes(key)
+                guard let key = card.objectID?.primaryKey else { continue }
+                for (k, _) in Context.compoundEntries(card.values, index, key: key) { expected[k] = PrimaryKey.bytes(key) }
             }
             var stored: [[UInt8]: [UInt8]] = [:]
             try store.engine.read { txn in

@@ -70,13 +70,17 @@ enum ReadmeExample {
         try reopened.close()
     }
 
+    /// A context on a new in-memory store of the README's model, and a folder named Inbox (not
+    /// inserted).
+    static func contextWithInbox() throws -> (Context, ReadmeExample.Folder) {
+        let store = try Store.inMemory(models: [ReadmeExample.Folder.self, ReadmeExample.Note.self, ReadmeExample.Tag.self])
+        return (Context(store: store), ReadmeExample.Folder(name: "Inbox"))
+    }
+
     /// The README's query example: the request, the count, and the plan explain prints.
     @Test func theReadmeQueryExampleRunsAsWritten() throws {
-        typealias Folder = ReadmeExample.Folder
         typealias Note = ReadmeExample.Note
-        let store = try Store.inMemory(models: [Folder.self, Note.self, ReadmeExample.Tag.self])
-        let context = Context(store: store)
-        let inbox = Folder(name: "Inbox")
+        let (context, inbox) = try Self.contextWithInbox()
         try context.insert(inbox)
         let start = Date(timeIntervalSinceReferenceDate: 800_000_000)
         for i in 0..<60 {
@@ -110,5 +114,22 @@ enum ReadmeExample {
               window: offset 0, limit 20
               read: 41 index entries, 40 records; 20 results
             """, "\(plan)")
+    }
+
+    /// The README's typed-condition example.
+    @Test func theReadmeTypedConditionExampleRunsAsWritten() throws {
+        typealias Folder = ReadmeExample.Folder
+        typealias Note = ReadmeExample.Note
+        let (context, inbox) = try Self.contextWithInbox()
+        for title in ["Crème Brûlée 10", "crème brûlée 9", "Creme brulee", "Tarte"] { try context.insert(Note(title: title, folder: inbox)) }
+        try context.insert(Note(title: "Crème brûlée elsewhere"))
+
+        // --- README ---
+        let found = try context.fetch(FetchRequest<Note>(
+            predicate: try .string(\Note.title, .contains, "creme brulee")    // finds "Crème Brûlée"
+                && .string(\Note.folder, \Folder.name, .equals, "inbox"),    // through a to-one
+            sortDescriptors: [SortKey(\Note.title, options: .localizedStandard)]))   // the Finder's order
+        // --- end ---
+        #expect(found.map(\.title) == ["Creme brulee", "crème brûlée 9", "Crème Brûlée 10"])
     }
 }

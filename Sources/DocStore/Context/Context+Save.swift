@@ -223,14 +223,47 @@ extension Context {
     /// elements' values in order, then the primary key — except in a uniqueness constraint when
     /// no element is nil, where the values alone are the key (so a second object with the same
     /// values is found by one lookup). The value of a compound entry is the primary key.
-    static func compoundEntry(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64) -> (key: [UInt8], checksUniqueness: Bool)? {
-        var elements: [StoredValue] = []
-        elements.reserveCapacity(index.elements.count)
-        for element in index.elements {
-            guard element.slot < values.count else { return nil }
-            elements.append(values[element.slot])
+    static func compoundEntries(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64) -> [(key: [UInt8], checksUniqueness: Bool)] {
+        // Each element's values: one, or for a document field one per array item (none for an
+        // object); then one entry per combination.
+        var combinations: [[StoredValue]] = [[]]
+        for (i, element) in index.elements.enumerated() {
+            guard element.slot < values.count else { return [] }
+            let path = index.documentPaths[i]
+            let choices = path.isEmpty ? [values[element.slot]] : documentIndexValues(values[element.slot], path)
+            combinations = combinations.flatMap { prefix in choices.map { prefix + [$0] } }
         }
-        return compoundEntry(elements: elements, isUnique: index.isUnique, key: key)
+        var seen = Set<[UInt8]>()
+        return combinations.compactMap { compoundEntry(elements: $0, isUnique: index.isUnique, key: key) }.filter { seen.insert($0.key).inserted }
+    }
+
+    /// The values a document field is indexed under (Format/record.md § Compound index keys):
+    /// numbers as doubles, strings, booleans; nil when the field or a document on the way is
+    /// missing or nil; each item of an array (objects in it left out); nothing for an object.
+    static func documentIndexValues(_ value: StoredValue, _ path: [String]) -> [StoredValue] {
+        guard case .document(let data) = value, var json = try? JSONDecoder().decode(JSONValue.self, from: data) else { return [.null] }
+        for name in path {
+            guard case .object(let fields) = json else { return [.null] }
+            json = fields[name] ?? .null
+        }
+        func scalar(_ v: JSONValue) -> StoredValue? {
+            switch v {
+            case .null: .null
+            case .bool(let b): .bool(b)
+            case .int(let i): .double(Double(i))
+            case .double(let d): .double(d)
+            case .string(let s): .string(s)
+            case .array, .object: nil
+            }
+        }
+        switch json {
+        case .object: return []
+        case .array(let items):
+            var out: [StoredValue] = []
+            for item in items { if let v = scalar(item), !out.contains(v) { out.append(v) } }
+            return out
+        default: return scalar(json).map { [$0] } ?? []
+        }
     }
 
     /// A compound entry from the elements' values in order.
@@ -264,11 +297,12 @@ extension Context {
             }
         }
         for index in entity.compoundIndexes {
-            guard let (k, checks) = Self.compoundEntry(values, index, key: o.key) else { continue }
-            if checks {
-                if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: index.tree) }
-            } else {
-                _ = try txn.delete(k, in: index.tree)
+            for (k, checks) in Self.compoundEntries(values, index, key: o.key) {
+                if checks {
+                    if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: index.tree) }
+                } else {
+                    _ = try txn.delete(k, in: index.tree)
+                }
             }
         }
     }
@@ -284,13 +318,14 @@ extension Context {
             }
         }
         for index in entity.compoundIndexes {
-            guard let (k, checks) = Self.compoundEntry(o.values, index, key: o.key) else { continue }
-            if checks {
-                let values = index.elements.map { "\(o.values[$0.slot])" }.joined(separator: ", ")
-                batch.putUnique(o.key, for: k, in: index.tree, entity: entity.name, property: index.propertyList,
-                                subject: "\(entity.name)(\(index.propertyList)) must be unique together", value: "(\(values))")
-            } else {
-                batch.put(PrimaryKey.bytes(o.key), for: k, in: index.tree)
+            for (k, checks) in Self.compoundEntries(o.values, index, key: o.key) {
+                if checks {
+                    let values = index.elements.map { "\(o.values[$0.slot])" }.joined(separator: ", ")
+                    batch.putUnique(o.key, for: k, in: index.tree, entity: entity.name, property: index.propertyList,
+                                    subject: "\(entity.name)(\(index.propertyList)) must be unique together", value: "(\(values))")
+                } else {
+                    batch.put(PrimaryKey.bytes(o.key), for: k, in: index.tree)
+                }
             }
         }
     }

@@ -67,14 +67,16 @@ enum QueryPlanner {
                 indexOrder = first.1.ascending
             case .scan:
                 // A compound index led by the sort key holds every object (nils included).
-                if let index = entity.compoundIndexes.first(where: { $0.elements[0] === p }) {
+                if let index = entity.compoundIndexes.first(where: { $0.elements[0] === p && !$0.isMultiValued }) {
                     source = .compound(index, fixed: 0, [IndexRange(text: "every entry")])
                     exact = predicate == nil
                     indexOrder = first.1.ascending
                 }
             case .index(let q, _) where q === p && single:
                 indexOrder = first.1.ascending
-            case .compound(let index, let fixed, let ranges) where fixed < index.elements.count && index.elements[fixed] === p && ranges.count == 1:
+            case .compound(let index, let fixed, let ranges)
+                where fixed < index.elements.count && index.elements[fixed] === p && ranges.count == 1
+                    && index.documentPaths[fixed...].allSatisfy(\.isEmpty):   // one entry per object from here on
                 indexOrder = first.1.ascending
             default: break
             }
@@ -406,17 +408,19 @@ enum QueryPlanner {
     /// The best compound index for a conjunction: the one whose longest run of leading elements
     /// the conjuncts fix by `==`, then bound on the next element (Choice ranks as above).
     static func compoundChoice(_ conjuncts: [QueryPredicate], on entity: EntityInfo) -> Choice? {
-        /// A direct comparison of the property itself, without options.
-        func comparisons(of element: PropertyInfo) -> [QueryComparison] {
-            conjuncts.compactMap { q in
-                guard case .comparison(let c) = q, c.quantifier == .direct, c.options.isEmpty,
-                      case .keyPath(.evaluatedObject, let names) = c.lhs, names == [element.name] else { return nil }
+        /// Direct comparisons, without options, of element `i` of `index` itself.
+        func comparisons(_ index: CompoundIndex, _ i: Int) -> [QueryComparison] {
+            let path = index.path(i)
+            return conjuncts.compactMap { q in
+                guard case .comparison(let c) = q, c.quantifier == .direct || (c.quantifier == .any && index.isMultiValued), c.options.isEmpty,
+                      case .keyPath(.evaluatedObject, let names) = c.lhs, names == path else { return nil }
                 return c
             }
         }
-        func equalityBound(_ c: QueryComparison, _ element: PropertyInfo) -> [UInt8]? {
+        func equalityBound(_ c: QueryComparison, _ index: CompoundIndex, _ i: Int) -> [UInt8]? {
             guard c.op == .equal, case .constant(let v) = c.rhs else { return nil }
-            if let a = element.attribute { return indexBound(v, for: a, unique: false) }
+            if !index.documentPaths[i].isEmpty { return documentBound(v) }
+            if let a = index.elements[i].attribute { return indexBound(v, for: a, unique: false) }
             switch v {
             case .null: return KeyEncoding.encode([.null])
             case .reference(let k): return KeyEncoding.encode([.uint(k)])
@@ -429,25 +433,28 @@ enum QueryPlanner {
             var texts: [String] = []
             var used = 0
             var fixed = 0
-            for element in index.elements {
-                guard let (c, b) = comparisons(of: element).lazy.compactMap({ c in equalityBound(c, element).map { (c, $0) } }).first
+            for i in index.elements.indices {
+                guard let (c, b) = comparisons(index, i).lazy.compactMap({ c in equalityBound(c, index, i).map { (c, $0) } }).first
                 else { break }
                 prefix += b
-                texts.append("\(element.name) == \(c.rhs)")
+                texts.append("\(index.path(i).joined(separator: ".")) == \(c.rhs)")
                 used += 1
                 fixed += 1
             }
             var range = IndexRange(lower: prefix, upper: prefix, text: "")
             var bounded = false
-            var exact = true
-            if fixed < index.elements.count, let a = index.elements[fixed].attribute {
-                for c in comparisons(of: index.elements[fixed]) where c.op != .equal && c.op != .in {
-                    guard let r = indexRanges(c, a, unique: false), r.ranges.count == 1 else { continue }
+            var exact = !index.isMultiValued
+            if fixed < index.elements.count {
+                let document = !index.documentPaths[fixed].isEmpty
+                let attribute = index.elements[fixed].attribute
+                for c in comparisons(index, fixed) where c.op != .equal && c.op != .in {
+                    let found = document ? documentRange(c) : attribute.flatMap { indexRanges(c, $0, unique: false) }
+                    guard let r = found, r.ranges.count == 1 else { continue }
                     var piece = r.ranges[0]
                     piece.lower = prefix + (piece.lower ?? [])
                     piece.upper = prefix + (piece.upper ?? [])
                     range = bounded ? intersect(range, piece) : piece
-                    texts.append("\(index.elements[fixed].name) \(r.ranges[0].text)")
+                    texts.append("\(index.path(fixed).joined(separator: ".")) \(r.ranges[0].text)")
                     bounded = true
                     exact = exact && r.exact
                     used += 1
@@ -461,6 +468,46 @@ enum QueryPlanner {
             best = (choice, fixed, bounded)
         }
         return best?.choice
+    }
+
+    /// A constant as a document field's index entry holds it (numbers as doubles); nil for a
+    /// kind a document field cannot hold.
+    static func documentBound(_ v: StoredValue) -> [UInt8]? {
+        let converted: StoredValue
+        switch v {
+        case .null, .bool, .string: converted = v
+        case .int, .double, .float, .decimal:
+            guard let d = QueryValueSemantics.number(v) else { return nil }
+            converted = .double(d)
+        default: return nil
+        }
+        return Context.indexComponent(converted).map { KeyEncoding.encode([$0]) }
+    }
+
+    /// The range of a document field's index a comparison admits. Bounds are inclusive (large
+    /// integers round to doubles) and never exact: candidates are tested again.
+    static func documentRange(_ c: QueryComparison) -> (ranges: [IndexRange], rank: Int, exact: Bool)? {
+        func bound(_ e: QueryExpression) -> (bytes: [UInt8], tag: [UInt8])? {
+            guard case .constant(let v) = e, !v.isNull, let b = documentBound(v), let tag = b.first else { return nil }
+            return (b, [tag])
+        }
+        switch c.op {
+        case .less, .lessOrEqual:
+            guard let b = bound(c.rhs) else { return nil }
+            return ([IndexRange(lower: b.tag, upper: b.bytes, text: "\(c.op.rawValue) \(c.rhs)")], 3, false)
+        case .greater, .greaterOrEqual:
+            guard let b = bound(c.rhs) else { return nil }
+            return ([IndexRange(lower: b.bytes, upper: b.tag, text: "\(c.op.rawValue) \(c.rhs)")], 3, false)
+        case .between:
+            guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]), lo.tag == hi.tag else { return nil }
+            return ([IndexRange(lower: lo.bytes, upper: hi.bytes, text: "BETWEEN \(c.rhs)")], 3, false)
+        case .beginsWith:
+            guard case .constant(.string(let s)) = c.rhs, var prefix = documentBound(.string(s)) else { return nil }
+            prefix.removeLast(2)
+            return ([IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")], 3, false)
+        default:
+            return nil
+        }
     }
 
     /// The encoded value of a constant as the attribute's index holds it, or nil when the

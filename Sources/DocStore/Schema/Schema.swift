@@ -16,7 +16,8 @@
 //   S7  no delete rule would orphan a required to-one: nullifying a relationship whose inverse is
 //       a required to-one would leave the other object without its required link.
 //   S8  a compound index or uniqueness constraint names at least one property, each once, and
-//       each an attribute (not a Codable document) or a to-one relationship of the entity or
+//       each an attribute (not a Codable document), a to-one relationship, or a field inside a
+//       Codable attribute (`metadata.author`, not in a uniqueness constraint) of the entity or
 //       an ancestor.
 // Every problem is collected, so one error lists all that must be fixed.
 
@@ -187,6 +188,11 @@ public struct Schema: Sendable, Hashable, Codable {
         let attributes = allAttributes(of: entity)
         let relationships = allRelationships(of: entity)
         for name in index.properties {
+            if let dot = name.firstIndex(of: "."), let a = attributes.first(where: { $0.name == name[..<dot] }), case .codable = a.type {
+                if index.isUnique { problem(entity, name, "the index \(text) includes a document field; a uniqueness constraint cannot") }
+                if name.hasSuffix(".") || name.contains("..") { problem(entity, name, "the index \(text) names an empty document field") }
+                continue
+            }
             if let a = attributes.first(where: { $0.name == name }) {
                 if case .codable = a.type { problem(entity, name, "the index \(text) includes a Codable value, which cannot be indexed") }
             } else if let r = relationships.first(where: { $0.name == name }) {

@@ -87,15 +87,29 @@ final class CompoundIndex: Sendable {
     let entityName: String
     /// `compound.F1.F2…` or, for a uniqueness constraint, `unique.F1.F2…` (field IDs).
     let tree: String
+    /// Each element's property: an attribute, a to-one, or the Codable attribute a document
+    /// field is in.
     let elements: [PropertyInfo]
+    /// Each element's field path inside its document (`["author"]` for `metadata.author`);
+    /// empty for an attribute or a to-one.
+    let documentPaths: [[String]]
     var isUnique: Bool { description.isUnique }
+    /// A document field may be an array, entered once per element (`ANY metadata.tags == x`):
+    /// an object can have several entries, so the index never answers alone and is not walked
+    /// for a sort.
+    let isMultiValued: Bool
 
-    init(description: IndexDescription, entityName: String, tree: String, elements: [PropertyInfo]) {
+    init(description: IndexDescription, entityName: String, tree: String, elements: [PropertyInfo], documentPaths: [[String]]) {
         self.description = description
         self.entityName = entityName
         self.tree = tree
         self.elements = elements
+        self.documentPaths = documentPaths
+        isMultiValued = documentPaths.contains { !$0.isEmpty }
     }
+
+    /// Element `i`'s key path from the object: `["folder"]`, `["metadata", "author"]`.
+    func path(_ i: Int) -> [String] { [elements[i].name] + documentPaths[i] }
 
     /// `Note(folder, createdAt)` or `unique Note(folder, title)`.
     var text: String { description.text(entity: entityName) }
@@ -229,10 +243,15 @@ struct StoreModel: Sendable {
             var compound: [CompoundIndex] = []
             for level in lineage.reversed() {
                 for index in level.indexes {
-                    let elements = index.properties.compactMap { name in properties.first { $0.name == name } }
+                    // An element is a property, or `document.field…` inside a Codable attribute.
+                    let paths = index.properties.map { $0.split(separator: ".").map(String.init) }
+                    let elements = paths.compactMap { path in path.first.flatMap { first in properties.first { $0.name == first } } }
                     guard elements.count == index.properties.count else { continue }   // S8 refuses this schema
-                    let tree = (index.isUnique ? "unique." : "compound.") + elements.map { String($0.fieldID) }.joined(separator: ".")
-                    compound.append(CompoundIndex(description: index, entityName: level.name, tree: tree, elements: elements))
+                    let tree = (index.isUnique ? "unique." : "compound.") + zip(elements, paths).map { element, path in
+                        ([String(element.fieldID)] + path.dropFirst()).joined(separator: ":")
+                    }.joined(separator: ".")
+                    compound.append(CompoundIndex(description: index, entityName: level.name, tree: tree, elements: elements,
+                                                  documentPaths: paths.map { Array($0.dropFirst()) }))
                 }
             }
             infos.append(EntityInfo(
