@@ -1,6 +1,7 @@
 // swift-tools-version:6.0
 // DocStore: an embedded object-graph store for Swift on its own storage engine.
-// Layers (dependencies point down only): docstore (CLI) → DocStore → DocStoreEngine → CLZ4.
+// Layers (dependencies point down only): docstore (CLI) → DocStore (the macros, re-exporting
+// DocStoreCore) → DocStoreCore (the object layer and queries) → DocStoreEngine → CLZ4.
 import CompilerPluginSupport
 import PackageDescription
 
@@ -8,8 +9,11 @@ let package = Package(
     name: "DocStore",
     products: [
         .library(name: "DocStore", targets: ["DocStore"]),
+        // The object layer alone (what `DocStore` re-exports, without the macros): for the fuzz package.
+        .library(name: "DocStoreCore", targets: ["DocStoreCore"]),
         .library(name: "DocStoreEngine", targets: ["DocStoreEngine"]),
         .library(name: "DocStoreTestSupport", targets: ["DocStoreTestSupport"]),
+        .library(name: "DocStoreQueryTestSupport", targets: ["DocStoreQueryTestSupport"]),
         .executable(name: "docstore", targets: ["DocStoreCLI"]),
     ],
     dependencies: [
@@ -28,11 +32,12 @@ let package = Package(
                 .product(name: "SwiftSyntaxMacros", package: "swift-syntax"),
                 .product(name: "SwiftCompilerPlugin", package: "swift-syntax"),
             ]),
-        .target(name: "DocStore", dependencies: ["DocStoreEngine", "DocStoreMacros"]),
+        // The object layer without the macro plugin: the fuzz package's sanitizer build cannot
+        // link the plugin (see Fuzz/README.md), so what it fuzzes must not need it.
+        .target(name: "DocStoreCore", dependencies: ["DocStoreEngine"]),
+        .target(name: "DocStore", dependencies: ["DocStoreCore", "DocStoreMacros"]),
         .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine"]),
-        // The query fuzz logic needs the object layer; kept apart so the fuzz package (whose
-        // sanitizer build cannot link the @Model plugin, see Fuzz/README.md) never pulls it in.
-        .target(name: "DocStoreQueryTestSupport", dependencies: ["DocStore", "DocStoreTestSupport"]),
+        .target(name: "DocStoreQueryTestSupport", dependencies: ["DocStoreCore", "DocStoreTestSupport"]),
         .executableTarget(
             name: "DocStoreCLI",
             dependencies: [
@@ -44,7 +49,7 @@ let package = Package(
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
-        .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreEngine", "DocStoreTestSupport", "DocStoreQueryTestSupport"]),
+        .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreEngine", "DocStoreTestSupport", "DocStoreQueryTestSupport"]),
         .testTarget(
             name: "DocStoreMacrosTests",
             dependencies: [

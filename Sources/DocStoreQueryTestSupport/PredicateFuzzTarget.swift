@@ -7,7 +7,7 @@
 //       exactly the objects the predicate selects when evaluated in memory on every object —
 //       when both succeed (a typed error from either is a correct answer to a bad query).
 
-import DocStore
+import DocStoreCore
 import DocStoreTestSupport
 import Foundation
 

@@ -10,6 +10,7 @@ import Foundation
 import Testing
 
 @testable import DocStore
+@testable import DocStoreCore
 
 @Suite struct CompoundIndexTests {
     @Model final class Board: ManagedObject {

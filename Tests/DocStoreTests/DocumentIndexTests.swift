@@ -9,6 +9,7 @@ import Foundation
 import Testing
 
 @testable import DocStore
+@testable import DocStoreCore
 
 @Suite struct DocumentIndexTests {
     struct Info: Codable, Equatable {

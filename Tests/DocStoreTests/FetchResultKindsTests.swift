@@ -7,6 +7,7 @@ import Foundation
 import Testing
 
 @testable import DocStore
+@testable import DocStoreCore
 
 @Suite struct FetchResultKindsTests {
     typealias Book = QueryConformanceTests.Book

@@ -7,6 +7,7 @@ import Foundation
 import Testing
 
 @testable import DocStore
+@testable import DocStoreCore
 
 private let formatDirectory = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

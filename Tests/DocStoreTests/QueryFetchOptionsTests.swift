@@ -6,6 +6,7 @@ import Foundation
 import Testing
 
 @testable import DocStore
+@testable import DocStoreCore
 
 @Suite struct QueryFetchOptionsTests {
     typealias Book = QueryConformanceTests.Book

@@ -7,6 +7,7 @@ import Foundation
 import Testing
 
 @testable import DocStore
+@testable import DocStoreCore
 
 extension QueryConformanceTests.Book {
     /// Not persisted: conditions and sort keys on it are refused.

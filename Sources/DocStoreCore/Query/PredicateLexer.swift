@@ -39,10 +39,13 @@ enum PredicateToken: Equatable {
 }
 
 struct PredicateLexer {
-    private let chars: [Character]
+    /// The text as Unicode scalars, not Characters: a quote or a backslash escape followed by a
+    /// combining mark (`"\u{301}`) would otherwise be one Character and hide the quote or
+    /// escape. Positions count scalars.
+    private let chars: [Unicode.Scalar]
     private var i = 0
 
-    init(_ format: String) { chars = Array(format) }
+    init(_ format: String) { chars = Array(format.unicodeScalars) }
 
     static func error(_ message: String, at position: Int) -> DocStoreError {
         DocStoreError(.invalidPredicate, "\(message) at character \(position)", position: position)
@@ -92,7 +95,7 @@ struct PredicateLexer {
 
     private func matches(_ p: String) -> Bool {
         var j = i
-        for ch in p {
+        for ch in p.unicodeScalars {
             guard j < chars.count, chars[j] == ch else { return false }
             j += 1
         }
@@ -102,13 +105,13 @@ struct PredicateLexer {
     private mutating func identifier() -> String {
         var s = ""
         while i < chars.count, chars[i].isLetter || chars[i].isNumber || chars[i] == "_" {
-            s.append(chars[i])
+            s.unicodeScalars.append(chars[i])
             i += 1
         }
         return s
     }
 
-    private mutating func string(quote: Character) throws(DocStoreError) -> String {
+    private mutating func string(quote: Unicode.Scalar) throws(DocStoreError) -> String {
         let start = i
         i += 1
         var s = ""
@@ -117,7 +120,7 @@ struct PredicateLexer {
             i += 1
             if c == quote { return s }
             guard c == "\\" else {
-                s.append(c)
+                s.unicodeScalars.append(c)
                 continue
             }
             guard i < chars.count else { break }
@@ -129,13 +132,13 @@ struct PredicateLexer {
             case "r": s.append("\r")
             case "0": s.append("\0")
             case "u":
-                guard i + 4 <= chars.count, let v = UInt32(String(chars[i..<(i + 4)]), radix: 16),
+                guard i + 4 <= chars.count, let v = UInt32(String(String.UnicodeScalarView(chars[i..<(i + 4)])), radix: 16),
                       let scalar = Unicode.Scalar(v) else {
                     throw Self.error("expected four hex digits after \\u", at: i - 2)
                 }
                 s.unicodeScalars.append(scalar)
                 i += 4
-            default: s.append(e)
+            default: s.unicodeScalars.append(e)
             }
         }
         throw Self.error("unterminated string (no closing \(quote))", at: start)
@@ -146,25 +149,25 @@ struct PredicateLexer {
         if chars[i] == "0", i + 1 < chars.count, chars[i + 1] == "x" || chars[i + 1] == "X" {
             i += 2
             var digits = ""
-            while i < chars.count, chars[i].isHexDigit { digits.append(chars[i]); i += 1 }
+            while i < chars.count, chars[i].properties.isASCIIHexDigit { digits.unicodeScalars.append(chars[i]); i += 1 }
             guard let v = Int64(digits, radix: 16) else { throw Self.error("expected hex digits", at: start) }
             return .integer(v)
         }
         var text = ""
         var isDouble = false
-        while i < chars.count, chars[i].isASCII, chars[i].isNumber { text.append(chars[i]); i += 1 }
+        while i < chars.count, chars[i].isASCII, chars[i].isNumber { text.unicodeScalars.append(chars[i]); i += 1 }
         if i + 1 < chars.count, chars[i] == ".", chars[i + 1].isASCII, chars[i + 1].isNumber {
             isDouble = true
             text.append(".")
             i += 1
-            while i < chars.count, chars[i].isASCII, chars[i].isNumber { text.append(chars[i]); i += 1 }
+            while i < chars.count, chars[i].isASCII, chars[i].isNumber { text.unicodeScalars.append(chars[i]); i += 1 }
         }
         if i < chars.count, chars[i] == "e" || chars[i] == "E" {
             var j = i + 1
             var exponent = "e"
-            if j < chars.count, chars[j] == "+" || chars[j] == "-" { exponent.append(chars[j]); j += 1 }
+            if j < chars.count, chars[j] == "+" || chars[j] == "-" { exponent.unicodeScalars.append(chars[j]); j += 1 }
             if j < chars.count, chars[j].isASCII, chars[j].isNumber {
-                while j < chars.count, chars[j].isASCII, chars[j].isNumber { exponent.append(chars[j]); j += 1 }
+                while j < chars.count, chars[j].isASCII, chars[j].isNumber { exponent.unicodeScalars.append(chars[j]); j += 1 }
                 text += exponent
                 isDouble = true
                 i = j
@@ -183,7 +186,7 @@ struct PredicateLexer {
         i += 1
         var spec = ""
         while i < chars.count, chars[i].isLetter || chars[i] == "@" {
-            spec.append(chars[i])
+            spec.unicodeScalars.append(chars[i])
             i += 1
             if spec == "@" || spec == "K" { break }
             if ["d", "i", "u", "f", "ld", "lld", "lu", "llu", "lf"].contains(spec),
@@ -196,6 +199,18 @@ struct PredicateLexer {
         case "f", "lf": return "f"
         default:
             throw Self.error("unknown format argument %\(spec) (use %@, %K, %d or %f)", at: start)
+        }
+    }
+}
+
+private extension Unicode.Scalar {
+    var isWhitespace: Bool { properties.isWhitespace }
+    var isNumber: Bool { properties.numericType != nil }
+    /// Letters, and the marks that combine with them (a decomposed `é` in a name).
+    var isLetter: Bool {
+        switch properties.generalCategory {
+        case .nonspacingMark, .spacingMark, .enclosingMark: true
+        default: properties.isAlphabetic
         }
     }
 }
