@@ -213,6 +213,7 @@ extension Context {
             }
             var boundary: [UInt8]?
             try store.read { txn in
+                var lookup = RecordLookup(txn)
                 for range in ascending ? ranges : ranges.reversed() {
                     var stop = false
                     try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
@@ -220,7 +221,7 @@ extension Context {
                         if let boundary { if try reader.sortValue(entryKey) != boundary { stop = true; return false } }
                         if plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
                            let entity = store.model.entity(ofKey: key),
-                           let bytes = try record(key, entity, in: txn) {
+                           let bytes = try lookup.record(key, entity) {
                             try consider(key, bytes: bytes)
                         }
                         if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(entryKey) }
@@ -230,17 +231,17 @@ extension Context {
                 }
             }
         default:
-            // The candidates' records are read in one transaction (the row cache first).
+            // The candidates' records are read in one transaction, in key order (RecordLookup).
             var seen = Set<UInt64>()
             let keys = try candidates(plan.source, entity: plan.entity, evaluator).filter { key in
                 seen.insert(key).inserted && plan.kinds.contains(PrimaryKey.entity(of: key)) && !pendingKeys.contains(key)
-            }
+            }.sorted()
             let model = store.model
             try store.read { txn in
+                var lookup = RecordLookup(txn)
                 for key in keys {
                     guard let entity = model.entity(ofKey: key) else { continue }
-                    let bytes = try record(key, entity, in: txn)
-                    if let bytes { try consider(key, bytes: bytes) }
+                    if let bytes = try lookup.record(key, entity) { try consider(key, bytes: bytes) }
                 }
             }
         }
@@ -399,11 +400,6 @@ extension Context {
         if inverse.isToMany { return try evaluator.members(of: target, inverse) }
         if case .reference(let k) = try evaluator.objectValues(target, entity)[inverse.slot] { return [k] }
         return []
-    }
-
-    /// The stored record of `key` inside a read: the row cache's copy, else the records tree's.
-    private func record(_ key: UInt64, _ entity: EntityInfo, in txn: Transaction) throws -> [UInt8]? {
-        try store.rows.row(key) ?? txn.get(PrimaryKey.bytes(key), in: entity.recordsTree)
     }
 
     /// Walks the entries of an index range, in key order or backwards, calling `body` with each

@@ -77,6 +77,24 @@ public struct Cursor {
         return try skipEmpty(forward: true)
     }
 
+    /// Moves to the first entry whose key is >= `key`, like `seek(to:)`, but searches only the
+    /// leaf the cursor is on when `key` lies within that leaf's keys: looking up ascending keys
+    /// one after another then costs a binary search in a leaf, not a descent from the root.
+    @discardableResult
+    public mutating func seek(forwardTo key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        if let l = leaf, l.count > 0 {
+            let position = try withRawBytes(key) { (k) throws(EngineError) -> Int? in
+                guard compareKeys(l.leafKey(0), k) <= 0, compareKeys(l.leafKey(l.count - 1), k) >= 0 else { return nil }
+                return BTree.leafSearch(l, k).0
+            }
+            if let position {
+                index = position
+                return try current()
+            }
+        }
+        return try seek(to: key)
+    }
+
     /// Moves to the last entry whose key is <= `key`.
     @discardableResult
     public mutating func seek(atOrBefore key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
