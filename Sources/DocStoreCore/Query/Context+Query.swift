@@ -95,8 +95,9 @@ extension Context {
             n = max(0, n - request.fetchOffset)
             return (request.fetchLimit > 0 ? min(n, request.fetchLimit) : n, 0)
         }
-        let n = try matches(plan, evaluator, request, ordered: false, wholeRecords: false).count
-        return (n, evaluator.recordsRead)
+        var n = try matching(plan, evaluator, request, ordered: false, wholeRecords: false, countOnly: true).count
+        n = max(0, n - request.fetchOffset)
+        return (request.fetchLimit > 0 ? min(n, request.fetchLimit) : n, evaluator.recordsRead)
     }
 
     /// The plan `fetch` would follow for `request`, in words: the source of candidates (which
@@ -150,6 +151,14 @@ extension Context {
     /// With `wholeRecords` false (a count, IDs), matches keep only the values the plan read.
     func matches<T>(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ request: FetchRequest<T>, ordered: Bool,
                     wholeRecords: Bool, windowed: Bool = true) throws(DocStoreError) -> [QueryRow] {
+        try matching(plan, evaluator, request, ordered: ordered, wholeRecords: wholeRecords, windowed: windowed, countOnly: false).rows
+    }
+
+    /// The matches, or with `countOnly` only how many there are (no rows kept, no window cut:
+    /// a count needs neither).
+    private func matching<T>(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ request: FetchRequest<T>, ordered: Bool,
+                             wholeRecords: Bool, windowed: Bool = true, countOnly: Bool) throws(DocStoreError) -> (rows: [QueryRow], count: Int) {
+        var tally = 0
         let limit = windowed ? request.fetchLimit : 0
         let offset = windowed ? request.fetchOffset : 0
         let pending = evaluator.includesPendingChanges ? pendingObjects(of: plan.kinds) : []
@@ -163,29 +172,71 @@ extension Context {
             return Self.compare(try sortValues(plan, evaluator, key, values), key, anchor.values, anchor.key, plan) > 0
         }
 
-        /// Tests one stored candidate (F1).
-        // Per entity: its field table with only the fields the plan reads (the rest skipped).
-        var partialTables: [UInt32: (table: [Int], slots: Set<Int>)] = [:]
-        func partialTable(_ entity: EntityInfo) -> (table: [Int], slots: Set<Int>)? {
-            guard let names = plan.rootProperties else { return nil }
-            if let known = partialTables[entity.id] { return known }
-            let table = entity.slotForField.map { slot in slot >= 0 && names.contains(entity.properties[slot].name) ? slot : -1 }
-            let entry = (table, Set(table.filter { $0 >= 0 }))
-            partialTables[entity.id] = entry
-            return entry
+        /// Whether a stored candidate is of the fetched kinds and not replaced by an unsaved
+        /// object (no hashing in the usual case of one kind and no pending changes).
+        let onlyKind: UInt32? = plan.kinds.count == 1 ? plan.kinds.first : nil
+        func isWanted(_ key: UInt64) -> Bool {
+            let id = PrimaryKey.entity(of: key)
+            if let onlyKind { guard id == onlyKind else { return false } } else if !plan.kinds.contains(id) { return false }
+            return pendingKeys.isEmpty || !pendingKeys.contains(key)
         }
 
+        // Per entity: its field table with only the fields the plan reads (the rest skipped);
+        // the last entity is kept at hand, as candidates mostly share one.
+        var partialTables: [UInt32: (table: [Int], slots: [Bool])] = [:]
+        var lastEntity: (id: UInt32, entity: EntityInfo, partial: (table: [Int], slots: [Bool])?)?
+        func entity(of key: UInt64) -> (entity: EntityInfo, partial: (table: [Int], slots: [Bool])?)? {
+            let id = PrimaryKey.entity(of: key)
+            if let last = lastEntity, last.id == id { return (last.entity, last.partial) }
+            guard let entity = store.model.entity(id: id) else { return nil }
+            var partial: (table: [Int], slots: [Bool])?
+            if let names = plan.rootProperties {
+                if let known = partialTables[id] {
+                    partial = known
+                } else {
+                    let table = entity.slotForField.map { slot in slot >= 0 && names.contains(entity.properties[slot].name) ? slot : -1 }
+                    var slots = [Bool](repeating: false, count: entity.properties.count)
+                    for slot in table where slot >= 0 { slots[slot] = true }
+                    partial = (table, slots)
+                    partialTables[id] = partial
+                }
+            }
+            lastEntity = (id, entity, partial)
+            return (entity, partial)
+        }
+
+        // The common predicate shape, compiled to slots (QuerySlotFilter); else the evaluator.
+        let slotFilter = plan.predicate.flatMap { QuerySlotFilter($0, entity: plan.entity) }
+        // One decode buffer for every candidate: only a kept match copies it.
+        var scratch: [StoredValue] = []
+        var scratchEntity = UInt32.max
+
+        /// Tests one stored candidate (F1).
         func consider(_ key: UInt64, bytes record: [UInt8]) throws(DocStoreError) {
-            guard plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
-                  let entity = store.model.entity(ofKey: key) else { return }
+            guard isWanted(key), let (entity, partial) = entity(of: key) else { return }
             evaluator.recordsRead += 1
-            var values = entity.defaults
-            let partial = partialTable(entity)
-            var rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: partial?.table ?? entity.slotForField,
+            if let partial, scratchEntity == entity.id {
+                for (slot, decoded) in partial.slots.enumerated() where decoded { scratch[slot] = entity.defaults[slot] }
+            } else {
+                scratch = entity.defaults
+                scratchEntity = partial == nil ? .max : entity.id
+            }
+            var rowVersion = try RecordCoding.decode(record, key: key, into: &scratch, slotForField: partial?.table ?? entity.slotForField,
                                                      partial: partial != nil)
-            guard try plan.predicate.map({ (p) throws(DocStoreError) in
-                try evaluator.test(p, key: key, values: values, available: partial?.slots)
-            }) ?? true, try isAfterAnchor(key, values) else { return }
+            let matched: Bool
+            if let slotFilter {
+                matched = try slotFilter.matches(scratch, evaluator)
+            } else if let p = plan.predicate {
+                matched = try evaluator.test(p, key: key, values: scratch, available: partial?.slots)
+            } else {
+                matched = true
+            }
+            guard matched, try isAfterAnchor(key, scratch) else { return }
+            if countOnly {
+                tally += 1
+                return
+            }
+            var values = scratch
             if partial != nil && wholeRecords {
                 values = entity.defaults
                 rowVersion = try RecordCoding.decode(record, key: key, into: &values, slotForField: entity.slotForField)
@@ -219,9 +270,7 @@ extension Context {
                     try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
                         // Past the window, read on only through the ties of its last value.
                         if let boundary { if try reader.sortValue(entryKey) != boundary { stop = true; return false } }
-                        if plan.kinds.contains(PrimaryKey.entity(of: key)), !pendingKeys.contains(key),
-                           let entity = store.model.entity(ofKey: key),
-                           let bytes = try lookup.record(key, entity) {
+                        if isWanted(key), let (entity, _) = entity(of: key), let bytes = try lookup.record(key, entity) {
                             try consider(key, bytes: bytes)
                         }
                         if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(entryKey) }
@@ -232,15 +281,20 @@ extension Context {
             }
         default:
             // The candidates' records are read in one transaction, in key order (RecordLookup).
+            // One range of an index with one entry per object yields each key once.
+            let unique: Bool = switch plan.source {
+            case .index(_, let ranges): ranges.count == 1
+            case .compound(let index, _, let ranges): ranges.count == 1 && !index.isMultiValued
+            default: false
+            }
             var seen = Set<UInt64>()
-            let keys = try candidates(plan.source, entity: plan.entity, evaluator).filter { key in
-                seen.insert(key).inserted && plan.kinds.contains(PrimaryKey.entity(of: key)) && !pendingKeys.contains(key)
-            }.sorted()
-            let model = store.model
+            var keys = try candidates(plan.source, entity: plan.entity, evaluator).filter(isWanted)
+            if !unique { keys = keys.filter { seen.insert($0).inserted } }
+            keys.sort()
             try store.read { txn in
                 var lookup = RecordLookup(txn)
                 for key in keys {
-                    guard let entity = model.entity(ofKey: key) else { continue }
+                    guard let (entity, _) = entity(of: key) else { continue }
                     if let bytes = try lookup.record(key, entity) { try consider(key, bytes: bytes) }
                 }
             }
@@ -251,9 +305,10 @@ extension Context {
             try fulfill(object)
             if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: object.key, values: object.values) }) ?? true,
                try isAfterAnchor(object.key, object.values) {
-                rows.append(QueryRow(key: object.key, values: nil, rowVersion: object.rowVersion))
+                if countOnly { tally += 1 } else { rows.append(QueryRow(key: object.key, values: nil, rowVersion: object.rowVersion)) }
             }
         }
+        if countOnly { return ([], tally) }
 
         // F3: order, then the window.
         if ordered || offset > 0 || limit > 0 {
@@ -261,7 +316,7 @@ extension Context {
         }
         if offset > 0 { rows = Array(rows.dropFirst(offset)) }
         if limit > 0, rows.count > limit { rows = Array(rows.prefix(limit)) }
-        return rows
+        return (rows, rows.count)
     }
 
     private func sorted(_ rows: [QueryRow], _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [QueryRow] {

@@ -36,7 +36,7 @@ final class QueryEvaluator {
     /// The tested object's values, already at hand (from the scan or the object).
     private var root: (key: UInt64, values: [StoredValue])?
     /// The slots of `root.values` that were decoded (nil: all).
-    private var rootSlots: Set<Int>?
+    private var rootSlots: [Bool]?
     private var regexes: [String: NSRegularExpression?] = [:]
     /// What the fetch read, for `explain(_:analyze:)`: index entries walked, records decoded.
     var entriesRead = 0
@@ -50,7 +50,7 @@ final class QueryEvaluator {
     /// Whether the object `key`, whose values are `values`, satisfies `predicate`. `available`
     /// names the slots `values` holds when it was decoded in part (nil: all of them); a slot
     /// outside it is read from the object's stored record, should a key path lead back to it.
-    func test(_ predicate: QueryPredicate, key: UInt64, values: [StoredValue], available: Set<Int>? = nil) throws(DocStoreError) -> Bool {
+    func test(_ predicate: QueryPredicate, key: UInt64, values: [StoredValue], available: [Bool]? = nil) throws(DocStoreError) -> Bool {
         root = (key, values)
         rootSlots = available
         selfValue = .reference(key)
@@ -109,6 +109,12 @@ final class QueryEvaluator {
             for v in items where try compareScalar(v, c.op, rhs, c.options) { return true }
             return false
         }
+    }
+
+    /// One value compared with an operand, as a direct comparison of it would be (for
+    /// QuerySlotFilter).
+    func compareValue(_ a: StoredValue, _ op: QueryOperator, _ rhs: QueryOperand, _ options: QueryStringOptions) throws(DocStoreError) -> Bool {
+        try compareScalar(a, op, rhs, options)
     }
 
     private func compareScalar(_ a: StoredValue, _ op: QueryOperator, _ rhs: QueryOperand,
@@ -311,7 +317,7 @@ final class QueryEvaluator {
 
     /// The values of the object `key`: the tested object's at hand, or as `objectValues` reads them.
     private func values(of key: UInt64, _ entity: EntityInfo, slot: Int) throws(DocStoreError) -> [StoredValue] {
-        if let root, root.key == key, rootSlots?.contains(slot) ?? true { return root.values }
+        if let root, root.key == key, rootSlots.map({ slot < $0.count && $0[slot] }) ?? true { return root.values }
         return try objectValues(key, entity)
     }
 

@@ -20,8 +20,6 @@ struct RecordLookup {
             cursor = try txn.cursor(in: entity.recordsTree)
             tree = entity.recordsTree
         }
-        let wanted = PrimaryKey.bytes(key)
-        guard let found = try cursor?.seek(forwardTo: wanted), found.key == wanted else { return nil }
-        return found.value
+        return try cursor?.value(forKey: PrimaryKey.bytes(key))
     }
 }

@@ -95,6 +95,24 @@ public struct Cursor {
         return try seek(to: key)
     }
 
+    /// The value stored under exactly `key`, or nil; the cursor moves as `seek(forwardTo:)`
+    /// would. Copies no key out of the page (a lookup by key needs only the value).
+    public mutating func value(forKey key: [UInt8]) throws(EngineError) -> [UInt8]? {
+        if let l = leaf, l.count > 0 {
+            let hit = try withRawBytes(key) { (k) throws(EngineError) -> (Int, Bool)? in
+                guard compareKeys(l.leafKey(0), k) <= 0, compareKeys(l.leafKey(l.count - 1), k) >= 0 else { return nil }
+                return BTree.leafSearch(l, k)
+            }
+            if let (position, found) = hit {
+                index = position
+                return found ? try BTree.value(of: l, at: position, in: source, blobs: blobs, file: file) : nil
+            }
+        }
+        guard try seek(to: key) != nil, let l = leaf, index >= 0, index < l.count else { return nil }
+        let equal = try withRawBytes(key) { (k) throws(EngineError) -> Bool in compareKeys(l.leafKey(index), k) == 0 }
+        return equal ? try BTree.value(of: l, at: index, in: source, blobs: blobs, file: file) : nil
+    }
+
     /// Moves to the last entry whose key is <= `key`.
     @discardableResult
     public mutating func seek(atOrBefore key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
