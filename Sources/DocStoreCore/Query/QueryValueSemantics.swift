@@ -131,9 +131,33 @@ enum QueryValueSemantics {
         switch op {
         case .beginsWith: return a.hasPrefix(b)
         case .endsWith: return a.hasSuffix(b)
-        case .contains, .in: return b.isEmpty || a.contains(b)
+        case .contains, .in: return b.isEmpty || (asciiContains(a, b) ?? a.contains(b))
         case .like: return wildcardMatch(Array(a), Array(b), any: "*", one: "?")
         default: return false
+        }
+    }
+
+    /// Whether ASCII `text` contains ASCII `needle`, by bytes; nil unless both are ASCII (then
+    /// Foundation's search decides, with Unicode equivalence). Byte equality is string equality
+    /// for ASCII, and Foundation's `contains` on Linux goes through NSString for every call.
+    static func asciiContains(_ text: String, _ needle: String) -> Bool? {
+        var text = text, needle = needle
+        return text.withUTF8 { t in
+            needle.withUTF8 { n -> Bool? in
+                guard t.allSatisfy({ $0 > 0 && $0 < 0x80 }), n.allSatisfy({ $0 > 0 && $0 < 0x80 }) else { return nil }
+                guard let first = n.first else { return true }
+                guard n.count <= t.count else { return false }
+                var i = 0
+                while i <= t.count - n.count {
+                    if t[i] == first {
+                        var j = 1
+                        while j < n.count && t[i + j] == n[j] { j += 1 }
+                        if j == n.count { return true }
+                    }
+                    i += 1
+                }
+                return false
+            }
         }
     }
 
