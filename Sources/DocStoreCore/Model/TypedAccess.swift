@@ -266,13 +266,15 @@ public func _$property<Root, V: Codable>(
     return .attribute(a)
 }
 
-/// Lets a Codable attribute's description see through `Optional`.
+/// Lets a Codable attribute's description, and a cast in a `#Predicate`, see through `Optional`.
 protocol OptionalType {
     static var wrappedTypeName: String { get }
+    static var wrappedType: Any.Type { get }
 }
 
 extension Optional: OptionalType {
     static var wrappedTypeName: String { _typeName(Wrapped.self, qualified: false) }
+    static var wrappedType: Any.Type { Wrapped.self }
 }
 
 public func _$property<Root, V: ManagedObject>(

@@ -313,6 +313,9 @@ struct PredicateParser {
             case .escapedIdentifier(let name):
                 advance()
                 e = appending(name, to: e)
+            case .collectionOperator(let name) where "@" + name == QueryExpression.entitiesKey:
+                advance()
+                e = appending(QueryExpression.entitiesKey, to: e)
             case .collectionOperator(let name):
                 let at = position
                 advance()
@@ -369,6 +372,9 @@ struct PredicateParser {
         case .escapedIdentifier(let name):
             advance()
             return .keyPath(.evaluatedObject, [name])
+        case .collectionOperator(let name) where "@" + name == QueryExpression.entitiesKey:
+            advance()
+            return .keyPath(.evaluatedObject, [QueryExpression.entitiesKey])
         case .argument(let kind):
             advance()
             return try argument(kind, at: at)

@@ -13,6 +13,9 @@
 //   Filter                                          and SUBQUERY(…) as a collection
 //   SequenceMaximum, SequenceMinimum                @max, @min
 //   RangeExpressionContains (Range, ClosedRange)    BETWEEN, or >= and <
+//   TypeCheck, ConditionalCast, ForceCast           ANY x.@entities == "Dog" for a model class
+//                                                   (x ? : nil for a cast); for values, what the
+//                                                   static types decide (nil check, or constant)
 
 import Foundation
 
@@ -68,10 +71,12 @@ extension PredicateExpressions.KeyPath: QueryTranslatable {
         throw PredicateTranslator.unsupported(self, "the key path \(text) names no stored property")
     }
 
-    private func appending(_ name: String, to base: QueryExpression) -> QueryExpression {
-        if case .keyPath(let b, let names) = base { return .keyPath(b, names + [name]) }
-        return .keyPath(base, [name])
-    }
+}
+
+/// A key path step after `base` (`a.b` + `c` is `a.b.c`).
+private func appending(_ name: String, to base: QueryExpression) -> QueryExpression {
+    if case .keyPath(let b, let names) = base { return .keyPath(b, names + [name]) }
+    return .keyPath(base, [name])
 }
 
 // MARK: - Comparisons and logic
@@ -275,5 +280,66 @@ extension PredicateExpressions.RangeExpressionContains: QueryTranslatable {
             }
         }
         throw PredicateTranslator.unsupported(range, "a range DocStore cannot read")
+    }
+}
+
+// MARK: - Casts
+
+/// Whether the class `type` is `ancestor` or inherits from it.
+private func isSubclass(_ type: Any.Type, of ancestor: Any.Type) -> Bool {
+    var current: AnyClass? = type as? AnyClass
+    while let c = current {
+        if ObjectIdentifier(c) == ObjectIdentifier(ancestor) { return true }
+        current = _getSuperclass(c)
+    }
+    return false
+}
+
+/// Whether `value` (of static type `from`) is a `to`: for a model class, whether the object's
+/// entity is `to`'s or inherits from it (a nil object is not); for values, what the types say —
+/// the same type always, its optional when not nil, another type never (Swift's `as?` between
+/// value types does not convert).
+private func typeCheck(_ value: QueryExpression, from: Any.Type, to: Any.Type, _ e: Any) throws(DocStoreError) -> QueryPredicate {
+    let unwrapped = (from as? OptionalType.Type)?.wrappedType ?? from
+    let notNil = QueryPredicate.comparison(QueryComparison(value, .notEqual, .constant(.null)))
+    if let model = to as? ManagedObject.Type {
+        // An upcast (a Dog is an Animal) holds for every object.
+        if isSubclass(unwrapped, of: to) { return unwrapped == from ? .constant(true) : notNil }
+        let name = model._$entityDescription?.name ?? _typeName(model, qualified: false)
+        return .comparison(QueryComparison(appending(QueryExpression.entitiesKey, to: value), .equal, .constant(.string(name)), quantifier: .any))
+    }
+    if unwrapped == to { return unwrapped == from ? .constant(true) : notNil }
+    if unwrapped is ManagedObject.Type || to == Any.self || to is AnyObject.Type {
+        throw PredicateTranslator.unsupported(e, "a cast from \(from) to \(to)")
+    }
+    return .constant(false)
+}
+
+extension PredicateExpressions.TypeCheck: QueryTranslatable {
+    func translate(_ t: inout PredicateTranslator) throws(DocStoreError) -> QueryNode {
+        .predicate(try typeCheck(try t.expression(input), from: Input.Output.self, to: Desired.self, self))
+    }
+}
+
+extension PredicateExpressions.ConditionalCast: QueryTranslatable {
+    func translate(_ t: inout PredicateTranslator) throws(DocStoreError) -> QueryNode {
+        let value = try t.expression(input)
+        switch try typeCheck(value, from: Input.Output.self, to: Desired.self, self) {
+        case .constant(true): return .expression(value)
+        case .constant(false): return .expression(.constant(.null))
+        case let check: return .expression(.conditional(check, value, .constant(.null)))
+        }
+    }
+}
+
+extension PredicateExpressions.ForceCast: QueryTranslatable {
+    func translate(_ t: inout PredicateTranslator) throws(DocStoreError) -> QueryNode {
+        let value = try t.expression(input)
+        switch try typeCheck(value, from: Input.Output.self, to: Desired.self, self) {
+        case .constant(true): return .expression(value)
+        case .constant(false): throw PredicateTranslator.unsupported(self, "a cast from \(Input.Output.self) to \(Desired.self) that always fails")
+        // An object of another entity has nothing to compare: as nil, every comparison is false.
+        case let check: return .expression(.conditional(check, value, .constant(.null)))
+        }
     }
 }

@@ -299,9 +299,10 @@ final class QueryEvaluator {
             guard let entity = context.store.model.entity(ofKey: key) else {
                 throw DocStoreError(.corrupt, "a reference names key \(key), whose entity the store does not have")
             }
-            guard let slot = entity.slotByName[name] else {
-                throw DocStoreError(.invalidQuery, "\(entity.name) has no property \"\(name)\"", entity: entity.name, property: name)
-            }
+            if name == QueryExpression.entitiesKey { return .collection(entity.lineageNames.map { .string($0) }) }
+            // The planner checked the name against the fetched entity and its sub-entities: an
+            // object of an entity without it (a Cat, for a Dog's property) has nil there.
+            guard let slot = entity.slotByName[name] else { return .scalar(.null) }
             let p = entity.properties[slot]
             if p.isToMany {
                 return .collection(try members(of: key, p).map { .reference($0) })

@@ -198,7 +198,11 @@ enum QueryPlanner {
             throw DocStoreError(.invalidQuery, "cannot follow \"\(name)\" from a value that is not an object or a document", property: name)
         case .object(let e), .objects(let e):
             let many: Bool = if case .objects = t { true } else { false }
-            guard let p = e.property(named: name) else {
+            if name == QueryExpression.entitiesKey { return .values }
+            // A property of a sub-entity is allowed too (`(animal as? Dog)?.barks`); objects of
+            // entities without it have nil there.
+            guard let p = e.property(named: name)
+                    ?? model.entities.lazy.filter({ e.kindIDs.contains($0.id) }).compactMap({ $0.property(named: name) }).first else {
                 throw DocStoreError(.invalidQuery, "\(e.name) has no property \"\(name)\"", entity: e.name, property: name)
             }
             switch p.kind {

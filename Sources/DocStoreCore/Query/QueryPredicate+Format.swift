@@ -118,6 +118,7 @@ extension QueryExpression: CustomStringConvertible {
     /// A property name as the lexer reads it back: `#` before a keyword or a name that does not
     /// start with a letter or `_`.
     private static func name(_ n: String) -> String {
+        if n == QueryExpression.entitiesKey { return n }
         let plain = n.first.map { $0.isLetter || $0 == "_" } ?? false
         return plain && !PredicateParser.reserved.contains(n.uppercased()) ? n : "#" + n
     }

@@ -132,6 +132,11 @@ public indirect enum QueryExpression: Sendable, Hashable {
     public static func path(_ dotted: String) -> QueryExpression {
         .keyPath(.evaluatedObject, dotted.split(separator: ".").map(String.init))
     }
+
+    /// The key path step `@entities`: the names of an object's entity and of every entity it
+    /// inherits from, as a collection — a type check (`ANY animal.@entities == "Dog"` is what
+    /// `#Predicate { $0.animal is Dog }` becomes).
+    public static let entitiesKey = "@entities"
 }
 
 /// The collection operators.

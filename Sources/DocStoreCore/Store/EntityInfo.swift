@@ -141,11 +141,14 @@ final class EntityInfo: Sendable {
     /// The compound indexes and uniqueness constraints its objects are entered in: its own and
     /// its ancestors'.
     let compoundIndexes: [CompoundIndex]
+    /// Its name and its ancestors' (nearest first): what `@entities` gives in a query.
+    let lineageNames: [String]
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
          objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>,
-         compoundIndexes: [CompoundIndex]) {
+         compoundIndexes: [CompoundIndex], lineageNames: [String]) {
         self.compoundIndexes = compoundIndexes
+        self.lineageNames = lineageNames
         self.name = name
         self.id = id
         self.index = index
@@ -258,7 +261,7 @@ struct StoreModel: Sendable {
                 name: e.name, id: catalog.entityID(e.name), index: i, description: e,
                 recordsTree: "records.\(catalog.entityID(root.name))",
                 objectClass: classes[e.name] ?? ManagedObject.self, properties: properties, kindIDs: kinds,
-                compoundIndexes: compound))
+                compoundIndexes: compound, lineageNames: lineage.map(\.name)))
         }
         entities = infos
         byName = indexByName
