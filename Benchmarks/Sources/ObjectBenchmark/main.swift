@@ -4,7 +4,8 @@
 //
 //   ObjectBenchmark [--scale S] [--repeat K] [--only DocStore,SQLite,GRDB]
 //
-// Hidden subcommands (the binary starts itself for each workload): __noop, __workload, __open.
+// Hidden subcommands (the binary starts itself for each workload): __noop, __workload, __open;
+// __parse measures the predicate parser alone (for a profiler).
 
 import BenchmarkSupport
 import Foundation
@@ -13,6 +14,11 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "__noop" { exit(0) }
 if arguments.first == "__workload" { exit(childWorkload(Array(arguments.dropFirst()))) }
 if arguments.first == "__open" { exit(childOpen(Array(arguments.dropFirst()))) }
+if arguments.first == "__parse" {
+    let (cached, cold) = try DocStoreNotes.parseCost()
+    print(String(format: "cached %.2f µs, first time %.2f µs", cached * 1e6, cold * 1e6))
+    exit(0)
+}
 
 do {
     exit(try runObjectBenchmark(arguments))

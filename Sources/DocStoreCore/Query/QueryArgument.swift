@@ -8,6 +8,18 @@ import Foundation
 enum QueryArgument {
     static func expression(_ value: Any?) -> QueryExpression? {
         guard let value else { return .constant(.null) }
+        // The usual argument types first, by their exact type: a failed `as?` costs about as
+        // much as parsing a token, and the chain below tries twenty of them.
+        switch ObjectIdentifier(type(of: value)) {
+        case ObjectIdentifier(String.self): if let v = value as? String { return .constant(.string(v)) }
+        case ObjectIdentifier(Int.self): if let v = value as? Int { return .constant(.int(Int64(v))) }
+        case ObjectIdentifier(Double.self): if let v = value as? Double { return .constant(.double(v)) }
+        case ObjectIdentifier(Date.self): if let v = value as? Date { return .constant(.date(v)) }
+        case ObjectIdentifier(Bool.self): if let v = value as? Bool { return .constant(.bool(v)) }
+        case ObjectIdentifier(ObjectID.self): if let id = value as? ObjectID { return .constant(.reference(id.primaryKey)) }
+        case ObjectIdentifier(UUID.self): if let v = value as? UUID { return .constant(.uuid(v)) }
+        default: break
+        }
         switch value {
         case let e as QueryExpression: return e
         case let v as StoredValue: return .constant(v)
