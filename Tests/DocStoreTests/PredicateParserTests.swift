@@ -3,6 +3,7 @@
 // typed `.invalidPredicate` error that says what was expected and at which character.
 
 import DocStore
+@testable import DocStoreCore
 import Foundation
 import Testing
 
@@ -113,6 +114,25 @@ import Testing
         // Written by hand: a decomposed é right after the opening quote, and in a key path.
         #expect(try parse("title == '\u{301}x'") == parse("title == \"\\u0301x\""))
         #expect(try parse("cafe\u{301} == 1") == QueryPredicate.comparison(QueryComparison(.keyPath(.evaluatedObject, ["cafe\u{301}"]), .equal, .constant(.int(1)))))
+    }
+
+    /// Found by FuzzPredicate: nested parentheses were tried as a predicate, then again as an
+    /// expression, at every level — seconds for 40 levels. Each position is tried once now, and
+    /// nesting past PredicateParser.maxDepth is a typed error rather than unbounded recursion.
+    @Test func deepNestingIsLinearAndBounded() throws {
+        let nested = String(repeating: "(", count: 60) + "a > 1" + String(repeating: ")", count: 60)
+        #expect(try parse(nested) == parse("a > 1"))
+        #expect(try PredicateParser.parenthesizedAttempts(nested) <= 60)
+        // Parentheses that never close, around subqueries: each tried once, not once per retry.
+        let unbalanced = String(repeating: "((SUBQUERY(t, $t, $t.n > 0 AND ", count: 12) + "x"
+        #expect(throws: DocStoreError.self) { try parse(unbalanced) }
+        let attempts = try PredicateParser.parenthesizedAttempts(unbalanced)
+        #expect(attempts <= 2 * 12 * 2, "\(attempts) attempts for 24 parentheses")
+        for deep in [String(repeating: "(", count: 500) + "a", String(repeating: "NOT ", count: 500) + "a > 1",
+                     "a == " + String(repeating: "-", count: 500) + "1", "a IN " + String(repeating: "{", count: 500)] {
+            let error = #expect(throws: DocStoreError.self) { try parse(deep) }
+            #expect(error?.code == .invalidPredicate && error?.message.contains("levels deep") == true, "\(String(describing: error))")
+        }
     }
 
     /// Malformed input: the code, the message's hint, and the character position.

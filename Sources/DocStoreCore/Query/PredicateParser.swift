@@ -29,6 +29,16 @@ struct PredicateParser {
     private var nextArgument = 0
     /// Template mode: `%@ %d %f` become placeholders (`$%0`, `$%1`, …) recorded here.
     private var placeholders: [(kind: Character, at: Int)]?
+    /// Token positions where a parenthesized predicate was tried and failed (the parse then
+    /// reads the parenthesis as an expression): each is tried once, so nested parentheses cost
+    /// linear time, not a retry per level (FuzzPredicate found `((((…` taking seconds).
+    private var failedParentheses: [Int: DocStoreError] = [:]
+    /// How deeply parentheses, subqueries and lists nest here; past `maxDepth` the format is
+    /// refused rather than recursing without bound.
+    private var depth = 0
+    static let maxDepth = 100
+    /// Parenthesized predicates started (see `parenthesizedAttempts`).
+    private var attempts = 0
     /// Set when the format has a `%K`, whose argument changes the predicate's shape.
     private var usesKeyPathArgument = false
 
@@ -56,6 +66,15 @@ struct PredicateParser {
             cache[format] = template
         }
         return try fill(template, arguments)
+    }
+
+    /// How many times parsing `format` started a parenthesized predicate: at most once per
+    /// parenthesis (tests check that nesting costs linear work).
+    static func parenthesizedAttempts(_ format: String) throws(DocStoreError) -> Int {
+        var parser = PredicateParser(tokens: try PredicateLexer.tokens(format), arguments: [])
+        parser.placeholders = []
+        _ = try? parser.predicate()
+        return parser.attempts
     }
 
     /// Parses with the arguments in place (formats with `%K`).
@@ -175,29 +194,49 @@ struct PredicateParser {
     }
 
     private mutating func negation() throws(DocStoreError) -> QueryPredicate {
-        if takeKeyword("NOT") || take("!") { return .not(try negation()) }
+        if takeKeyword("NOT") || take("!") {
+            try enter()
+            defer { depth -= 1 }
+            return .not(try negation())
+        }
         if takeKeyword("TRUEPREDICATE") { return .constant(true) }
         if takeKeyword("FALSEPREDICATE") { return .constant(false) }
         guard isPunctuation("(") else { return try comparison() }
         // A parenthesized predicate, unless it turns out to be an expression (`(a + b) > 3`).
         // If neither reading parses, the error that got further is the one to report.
         let saved = (index, nextArgument, placeholders?.count ?? 0)
-        advance()
         var first: DocStoreError
-        do {
-            let inner = try predicate()
-            if take(")"), !startsOperator() { return inner }
-            first = expected("\")\"")
-        } catch {
-            first = error
+        if let known = failedParentheses[saved.0] {
+            first = known
+        } else {
+            advance()
+            attempts += 1
+            do {
+                try enter()
+                defer { depth -= 1 }
+                let inner = try predicate()
+                if take(")"), !startsOperator() { return inner }
+                first = expected("\")\"")
+            } catch {
+                first = error
+            }
+            failedParentheses[saved.0] = first
+            (index, nextArgument) = (saved.0, saved.1)
+            if let recorded = placeholders { placeholders = Array(recorded.prefix(saved.2)) }
         }
-        (index, nextArgument) = (saved.0, saved.1)
-        if let recorded = placeholders { placeholders = Array(recorded.prefix(saved.2)) }
         do {
             return try comparison()
         } catch {
             throw (error.position ?? 0) >= (first.position ?? 0) ? error : first
         }
+    }
+
+    /// One level deeper; throws past `maxDepth`.
+    private mutating func enter() throws(DocStoreError) {
+        guard depth < Self.maxDepth else {
+            throw PredicateLexer.error("the format nests more than \(Self.maxDepth) levels deep", at: position)
+        }
+        depth += 1
     }
 
     private func startsOperator() -> Bool {
@@ -292,6 +331,8 @@ struct PredicateParser {
 
     private mutating func unary() throws(DocStoreError) -> QueryExpression {
         if take("-") {
+            try enter()
+            defer { depth -= 1 }
             let operand = try unary()
             switch operand {
             case .constant(.int(let v)) where v != Int64.min: return .constant(.int(-v))
@@ -380,6 +421,8 @@ struct PredicateParser {
             return try argument(kind, at: at)
         case .punctuation("{"):
             advance()
+            try enter()
+            defer { depth -= 1 }
             var items: [QueryExpression] = []
             if !take("}") {
                 repeat { items.append(try expression()) } while take(",")
@@ -388,6 +431,8 @@ struct PredicateParser {
             return .list(items)
         case .punctuation("("):
             advance()
+            try enter()
+            defer { depth -= 1 }
             let e = try expression()
             try expect(")")
             return e
@@ -412,6 +457,8 @@ struct PredicateParser {
     }
 
     private mutating func subquery() throws(DocStoreError) -> QueryExpression {
+        try enter()
+        defer { depth -= 1 }
         try expect("(")
         let collection = try expression()
         try expect(",")
