@@ -96,6 +96,7 @@ import Testing
             "SUBQUERY(tags, $t, $t.name LIKE \"a*\").@count == (n + 1) * 2",
             "notes.@avg.rating > -1 AND SELF != nil AND #in == YES AND #1st == 2",
             "TRUEPREDICATE OR FALSEPREDICATE",
+            "pages MOD 3 == 1 AND pages DIV 7 >= 2 * 2 AND #mod == 1",
         ]
         for format in formats {
             let p = try parse(format)

@@ -27,4 +27,19 @@ import Testing
         #expect(QueryValueSemantics.asciiContains("cafe", "é") == nil)
         #expect(QueryValueSemantics.stringMatch(.contains, "Cafe\u{301} au lait", "afé", [], regex: { _ in nil }))
     }
+
+    /// DIV and MOD follow Swift's integer `/` and `%` (truncation toward zero, the dividend's
+    /// sign), with nil where Swift would trap (by zero, Int64.min DIV -1).
+    @Test func integerDivisionAndRemainderFollowSwift() {
+        for (a, b) in [(7, 2), (-7, 2), (7, -2), (-7, -2), (0, 5), (6, 3)] as [(Int64, Int64)] {
+            #expect(QueryEvaluator.arithmetic(.integerDivide, .int(a), .int(b)) == .int(a / b), "\(a) DIV \(b)")
+            #expect(QueryEvaluator.arithmetic(.remainder, .int(a), .int(b)) == .int(a % b), "\(a) MOD \(b)")
+        }
+        #expect(QueryEvaluator.arithmetic(.integerDivide, .int(1), .int(0)) == .null)
+        #expect(QueryEvaluator.arithmetic(.remainder, .int(1), .int(0)) == .null)
+        #expect(QueryEvaluator.arithmetic(.integerDivide, .int(.min), .int(-1)) != .int(.min))
+        #expect(QueryEvaluator.arithmetic(.integerDivide, .double(7.5), .int(2)) == .double(3))
+        #expect(QueryEvaluator.arithmetic(.remainder, .double(-7.5), .int(2)) == .double(-1.5))
+        #expect(QueryEvaluator.arithmetic(.divide, .int(7), .int(2)) == .double(3.5))
+    }
 }

@@ -176,7 +176,7 @@ struct PredicateParser {
     static let reserved: Set<String> = [
         "AND", "OR", "NOT", "ANY", "SOME", "ALL", "NONE", "IN", "BETWEEN", "BEGINSWITH", "ENDSWITH",
         "CONTAINS", "LIKE", "MATCHES", "TRUEPREDICATE", "FALSEPREDICATE", "SELF", "NIL", "NULL",
-        "YES", "NO", "TRUE", "FALSE", "SUBQUERY", "CAST",
+        "YES", "NO", "TRUE", "FALSE", "SUBQUERY", "CAST", "DIV", "MOD",
     ]
 
     // MARK: - Predicates
@@ -312,7 +312,7 @@ struct PredicateParser {
     /// Binary operators by precedence, loosest first (all left-associative).
     private static let arithmeticLevels: [[(String, QueryArithmetic)]] = [
         [("+", .add), ("-", .subtract)],
-        [("*", .multiply), ("/", .divide)],
+        [("*", .multiply), ("/", .divide), ("DIV", .integerDivide), ("MOD", .remainder)],
     ]
 
     private mutating func expression() throws(DocStoreError) -> QueryExpression {
@@ -322,7 +322,7 @@ struct PredicateParser {
     private mutating func arithmetic(level: Int) throws(DocStoreError) -> QueryExpression {
         guard level < Self.arithmeticLevels.count else { return try unary() }
         var e = try arithmetic(level: level + 1)
-        while let op = Self.arithmeticLevels[level].first(where: { isPunctuation($0.0) })?.1 {
+        while let op = Self.arithmeticLevels[level].first(where: { isPunctuation($0.0) || isKeyword($0.0) })?.1 {
             advance()
             e = .arithmetic(op, e, try arithmetic(level: level + 1))
         }

@@ -5,6 +5,7 @@
 //   Equal, NotEqual, Comparison                     ==, !=, <, <=, >, >=
 //   Conjunction, Disjunction, Negation              AND, OR, NOT
 //   Arithmetic, FloatDivision, UnaryMinus           + - * /, negation
+//   IntDivision, IntRemainder                       DIV, MOD
 //   Conditional, NilCoalesce, OptionalFlatMap,      a ? b : c, a ?? b, optional chaining
 //   ForcedUnwrap
 //   SequenceContains                                x IN constants, or collection CONTAINS x
@@ -155,6 +156,18 @@ extension PredicateExpressions.Arithmetic: QueryTranslatable {
 extension PredicateExpressions.FloatDivision: QueryTranslatable {
     func translate(_ t: inout PredicateTranslator) throws(DocStoreError) -> QueryNode {
         .expression(.arithmetic(.divide, try t.expression(lhs), try t.expression(rhs)))
+    }
+}
+
+extension PredicateExpressions.IntDivision: QueryTranslatable {
+    func translate(_ t: inout PredicateTranslator) throws(DocStoreError) -> QueryNode {
+        .expression(.arithmetic(.integerDivide, try t.expression(lhs), try t.expression(rhs)))
+    }
+}
+
+extension PredicateExpressions.IntRemainder: QueryTranslatable {
+    func translate(_ t: inout PredicateTranslator) throws(DocStoreError) -> QueryNode {
+        .expression(.arithmetic(.remainder, try t.expression(lhs), try t.expression(rhs)))
     }
 }
 

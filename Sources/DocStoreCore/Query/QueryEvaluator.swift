@@ -263,9 +263,13 @@ final class QueryEvaluator {
     static func arithmetic(_ op: QueryArithmetic, _ x: StoredValue, _ y: StoredValue) -> StoredValue {
         if x.isNull || y.isNull { return .null }
         if case .int(let a) = x, case .int(let b) = y, op != .divide {
+            // Integer division by zero has no value (nil), where Swift would trap.
+            if b == 0, op == .integerDivide || op == .remainder { return .null }
             let (r, overflow) = switch op {
             case .add: a.addingReportingOverflow(b)
             case .subtract: a.subtractingReportingOverflow(b)
+            case .integerDivide: a.dividedReportingOverflow(by: b)
+            case .remainder: a.remainderReportingOverflow(dividingBy: b)
             default: a.multipliedReportingOverflow(by: b)
             }
             if !overflow { return .int(r) }
@@ -276,6 +280,8 @@ final class QueryEvaluator {
         case .subtract: return .double(a - b)
         case .multiply: return .double(a * b)
         case .divide: return .double(a / b)
+        case .integerDivide: return b == 0 ? .null : .double((a / b).rounded(.towardZero))
+        case .remainder: return b == 0 ? .null : .double(a.truncatingRemainder(dividingBy: b))
         }
     }
 

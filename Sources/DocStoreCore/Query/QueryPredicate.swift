@@ -153,5 +153,10 @@ public enum QueryArithmetic: String, Sendable, Hashable {
     case add = "+"
     case subtract = "-"
     case multiply = "*"
+    /// Division; two integers divide as numbers (`7 / 2` is 3.5), as in NSPredicate.
     case divide = "/"
+    /// Integer division, truncating toward zero (Swift's `/` on integers): `7 DIV 2` is 3.
+    case integerDivide = "DIV"
+    /// The remainder of integer division, with the dividend's sign (Swift's `%`): `7 MOD 2` is 1.
+    case remainder = "MOD"
 }
