@@ -190,7 +190,8 @@ extension Context {
             if let last = lastEntity, last.id == id { return (last.entity, last.partial) }
             guard let entity = store.model.entity(id: id) else { return nil }
             var partial: (table: [Int], slots: [Bool])?
-            if let names = plan.rootProperties {
+            // Nothing to test and whole records wanted: decode once, whole, not first in part.
+            if let names = plan.rootProperties, !(names.isEmpty && wholeRecords) {
                 if let known = partialTables[id] {
                     partial = known
                 } else {
