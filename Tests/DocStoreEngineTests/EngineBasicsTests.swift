@@ -239,6 +239,29 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         }
     }
 
+    /// withValue(forKey:) hands over exactly what get returns — in place for a value in its leaf,
+    /// assembled for an overflow one — and nil for a missing key, in any order of lookups.
+    @Test func withValueMatchesGetForInlineAndOverflowValues() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        let k = { (i: UInt32) in withUnsafeBytes(of: i.bigEndian, Array.init) }
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for i in stride(from: 0, to: 3_000, by: 2) {
+                let value = i % 97 == 0 ? [UInt8](repeating: UInt8(i % 251), count: 9_000) : bytes("value \(i)")
+                try txn.put(value, for: k(UInt32(i)), in: "t")
+            }
+        }
+        var rng = SplitMix64(seed: 23)
+        let keys = (0..<2_000).map { _ in UInt32(rng.next() % 3_100) }
+        try engine.read { txn in
+            var cursor = try txn.cursor(in: "t")
+            for key in keys + keys.sorted() {
+                let inPlace = try cursor.withValue(forKey: k(key)) { Array($0) }
+                #expect(inPlace == (try txn.get(k(key), in: "t")), "key \(key)")
+            }
+        }
+    }
+
     @Test func dropTreeFreesItsPages() throws {
         let (engine, _, _, _) = try makeStore("memory")
         try engine.write { txn in

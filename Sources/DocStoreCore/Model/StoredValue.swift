@@ -149,8 +149,7 @@ extension StoredValue: Codable {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a stored value must be base64"))
         }
         if data.isEmpty { self = .null; return }
-        var reader = RecordReader(bytes: Array(data), key: 0)
-        do { self = try reader.value() } catch {
+        do { self = try RecordReader.value(from: Array(data)) } catch {
             throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: error.message))
         }
     }

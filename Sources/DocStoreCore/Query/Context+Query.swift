@@ -213,7 +213,7 @@ extension Context {
         var scratchEntity = UInt32.max
 
         /// Tests one stored candidate (F1).
-        func consider(_ key: UInt64, bytes record: [UInt8]) throws(DocStoreError) {
+        func consider(_ key: UInt64, bytes record: UnsafeRawBufferPointer) throws(DocStoreError) {
             guard isWanted(key), let (entity, partial) = entity(of: key) else { return }
             evaluator.recordsRead += 1
             if let partial, scratchEntity == entity.id {
@@ -250,7 +250,9 @@ extension Context {
             try store.read { txn in
                 for id in plan.kinds.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
-                    try txn.forEachRecord(of: kind) { key, bytes in try consider(key, bytes: bytes) }
+                    try txn.forEachRecord(of: kind) { key, bytes in
+                        try RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in try consider(key, bytes: raw) }
+                    }
                 }
             }
         case .index where plan.indexOrder != nil && ordered, .compound where plan.indexOrder != nil && ordered:
@@ -271,8 +273,8 @@ extension Context {
                     try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
                         // Past the window, read on only through the ties of its last value.
                         if let boundary { if try reader.sortValue(entryKey) != boundary { stop = true; return false } }
-                        if isWanted(key), let (entity, _) = entity(of: key), let bytes = try lookup.record(key, entity) {
-                            try consider(key, bytes: bytes)
+                        if isWanted(key), let (entity, _) = entity(of: key) {
+                            _ = try lookup.withRecord(key, entity) { raw in try consider(key, bytes: raw) }
                         }
                         if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(entryKey) }
                         return true
@@ -296,7 +298,7 @@ extension Context {
                 var lookup = RecordLookup(txn)
                 for key in keys {
                     guard let (entity, _) = entity(of: key) else { continue }
-                    if let bytes = try lookup.record(key, entity) { try consider(key, bytes: bytes) }
+                    _ = try lookup.withRecord(key, entity) { raw in try consider(key, bytes: raw) }
                 }
             }
         }

@@ -66,8 +66,7 @@ extension Catalog {
         if let text = a["defaultValue"] as? String {
             guard let data = Data(base64Encoded: text) else { return nil }
             if !data.isEmpty {
-                var reader = RecordReader(bytes: Array(data), key: 0)
-                guard let value = try? reader.value() else { return nil }
+                guard let value = try? RecordReader.value(from: Array(data)) else { return nil }
                 attribute.defaultValue = value
             } else {
                 attribute.defaultValue = .null

@@ -89,7 +89,9 @@ enum RecordCoding {
     /// Decodes a record; `key` names it in errors.
     static func decode(_ bytes: [UInt8], key: UInt64) throws(DocStoreError) -> DecodedRecord {
         var fields: [(fieldID: UInt32, value: StoredValue)] = []
-        let header = try forEachField(bytes, key: key) { id, value in fields.append((id, value)) }
+        let header = try withRaw(bytes) { (raw) throws(DocStoreError) in
+            try forEachField(raw, key: key) { id, value in fields.append((id, value)) }
+        }
         return DecodedRecord(entityID: header.entityID, schemaVersion: header.schemaVersion, rowVersion: header.rowVersion, fields: fields)
     }
 
@@ -100,6 +102,15 @@ enum RecordCoding {
     /// query reads just the fields its predicate uses this way, and decodes its matches whole.
     static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int],
                        partial: Bool = false) throws(DocStoreError) -> UInt64 {
+        try withRaw(bytes) { (raw) throws(DocStoreError) in
+            try decode(raw, key: key, into: &values, slotForField: slotForField, partial: partial)
+        }
+    }
+
+    /// The same, from bytes in place (a record still in its page: queries decode candidates
+    /// without copying them out).
+    static func decode(_ bytes: UnsafeRawBufferPointer, key: UInt64, into values: inout [StoredValue], slotForField: [Int],
+                       partial: Bool = false) throws(DocStoreError) -> UInt64 {
         func slot(_ id: UInt32) -> Int { Int(id) < slotForField.count ? slotForField[Int(id)] : -1 }
         return try forEachField(bytes, key: key, wanted: { id in !partial || slot(id) >= 0 }) { id, value in
             let s = slot(id)
@@ -107,10 +118,18 @@ enum RecordCoding {
         }.rowVersion
     }
 
+    /// `body` over the bytes of an array, with typed errors.
+    static func withRaw<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(DocStoreError) -> R) throws(DocStoreError) -> R {
+        let result: Result<R, DocStoreError> = bytes.withUnsafeBytes { raw in
+            do throws(DocStoreError) { return .success(try body(raw)) } catch { return .failure(error) }
+        }
+        return try result.get()
+    }
+
     /// Reads a record's header, then hands each field `wanted` accepts to `body` in order,
     /// checking rule 1 (a field not wanted is checked for its bounds only).
     @inline(__always)
-    private static func forEachField(_ bytes: [UInt8], key: UInt64, wanted: (UInt32) -> Bool = { _ in true },
+    private static func forEachField(_ bytes: UnsafeRawBufferPointer, key: UInt64, wanted: (UInt32) -> Bool = { _ in true },
                                      _ body: (UInt32, StoredValue) -> Void)
         throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
         var reader = RecordReader(bytes: bytes, key: key)
@@ -138,11 +157,20 @@ enum RecordCoding {
     }
 }
 
-/// Reads a record's bytes; every read checks bounds and throws `.corrupt` past the end.
+/// Reads a record's bytes (in place: the caller keeps them alive while it reads); every read
+/// checks bounds and throws `.corrupt` past the end.
 struct RecordReader {
-    let bytes: [UInt8]
+    let bytes: UnsafeRawBufferPointer
     let key: UInt64
     var offset = 0
+
+    /// One value as a default or a stored value holds it (tag and payload), from an array.
+    static func value(from bytes: [UInt8]) throws(DocStoreError) -> StoredValue {
+        try RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in
+            var reader = RecordReader(bytes: raw, key: 0)
+            return try reader.value()
+        }
+    }
 
     var atEnd: Bool { offset >= bytes.count }
 
@@ -179,7 +207,7 @@ struct RecordReader {
         return v
     }
 
-    mutating func lengthPrefixed() throws(DocStoreError) -> ArraySlice<UInt8> {
+    mutating func lengthPrefixed() throws(DocStoreError) -> Slice<UnsafeRawBufferPointer> {
         let at = offset
         let n = try varint()
         guard n <= UInt64(bytes.count - offset) else { throw corrupt("length \(n) runs past the end", at: at) }

@@ -2,7 +2,8 @@
 // records tree kept between lookups. Queries read candidates this way: a key within the leaf the
 // cursor is on is found by a binary search in that leaf, so candidates in (or near) key order —
 // an index range over values that grew with the keys, a sorted set of linked objects — cost no
-// descent from the root each. Reads the transaction's snapshot only (never the row cache).
+// descent from the root each; a record stored in its leaf is handed over in place, not copied.
+// Reads the transaction's snapshot only (never the row cache).
 
 internal import DocStoreEngine
 
@@ -13,13 +14,14 @@ struct RecordLookup {
 
     init(_ txn: Transaction) { self.txn = txn }
 
-    /// The stored record of `key` (an object of `entity`), or nil when there is none.
-    mutating func record(_ key: UInt64, _ entity: EntityInfo) throws -> [UInt8]? {
+    /// Calls `body` with the stored record of `key` (an object of `entity`) in place, without
+    /// copying it out of its page; nil when there is none.
+    mutating func withRecord<R>(_ key: UInt64, _ entity: EntityInfo, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         if cursor == nil || tree != entity.recordsTree {
             guard try txn.treeExists(entity.recordsTree) else { return nil }
             cursor = try txn.cursor(in: entity.recordsTree)
             tree = entity.recordsTree
         }
-        return try cursor?.value(forKey: PrimaryKey.bytes(key))
+        return try cursor?.withValue(forKey: PrimaryKey.bytes(key), body)
     }
 }

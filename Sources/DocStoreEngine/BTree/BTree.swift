@@ -40,6 +40,20 @@ enum BTree {
     }
 
     /// The value of leaf cell `index`, wherever it is stored.
+    /// Calls `body` with the value of leaf cell `index`: in place when it is stored in the leaf,
+    /// else assembled (overflow pages, LZ4, a blob file) as `value(of:…)` reads it.
+    static func withValue<S: PageSource, R>(
+        of leaf: Page, at index: Int, in source: S, blobs: BlobStore?, file: String,
+        _ body: (UnsafeRawBufferPointer) throws -> R
+    ) throws -> R {
+        let info = leaf.leafValueInfo(index)
+        if case .inline = info.storage {
+            let payloadSize = LeafCell.payloadSize(storage: info.storage, valueLength: info.valueLength)
+            return try body(UnsafeRawBufferPointer(rebasing: leaf.raw[info.payloadStart..<(info.payloadStart + payloadSize)]))
+        }
+        return try value(of: leaf, at: index, in: source, blobs: blobs, file: file).withUnsafeBytes(body)
+    }
+
     static func value<S: PageSource>(
         of leaf: Page, at index: Int, in source: S, blobs: BlobStore?, file: String
     ) throws(EngineError) -> [UInt8] {

@@ -95,22 +95,30 @@ public struct Cursor {
         return try seek(to: key)
     }
 
-    /// The value stored under exactly `key`, or nil; the cursor moves as `seek(forwardTo:)`
-    /// would. Copies no key out of the page (a lookup by key needs only the value).
-    public mutating func value(forKey key: [UInt8]) throws(EngineError) -> [UInt8]? {
+    /// Calls `body` with the value stored under exactly `key`, in place in its page when it is
+    /// stored there (no copy); nil when there is none. The bytes are valid only inside `body`.
+    /// The cursor moves as `seek(forwardTo:)` would.
+    public mutating func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        var position: Int?
         if let l = leaf, l.count > 0 {
             let hit = try withRawBytes(key) { (k) throws(EngineError) -> (Int, Bool)? in
                 guard compareKeys(l.leafKey(0), k) <= 0, compareKeys(l.leafKey(l.count - 1), k) >= 0 else { return nil }
                 return BTree.leafSearch(l, k)
             }
-            if let (position, found) = hit {
-                index = position
-                return found ? try BTree.value(of: l, at: position, in: source, blobs: blobs, file: file) : nil
+            if let (at, found) = hit {
+                index = at
+                guard found else { return nil }
+                position = at
             }
         }
-        guard try seek(to: key) != nil, let l = leaf, index >= 0, index < l.count else { return nil }
-        let equal = try withRawBytes(key) { (k) throws(EngineError) -> Bool in compareKeys(l.leafKey(index), k) == 0 }
-        return equal ? try BTree.value(of: l, at: index, in: source, blobs: blobs, file: file) : nil
+        if position == nil {
+            guard try seek(to: key) != nil, let l = leaf, index >= 0, index < l.count else { return nil }
+            let equal = try withRawBytes(key) { (k) throws(EngineError) -> Bool in compareKeys(l.leafKey(index), k) == 0 }
+            guard equal else { return nil }
+            position = index
+        }
+        guard let l = leaf, let at = position else { return nil }
+        return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
     }
 
     /// Moves to the last entry whose key is <= `key`.
