@@ -243,5 +243,9 @@ import Testing
         afterGone.fetchAfter = goneID
         #expect((#expect(throws: DocStoreError.self) { try Context(store: c.store).fetch(afterGone) })?.code == .objectNotFound)
         #expect((#expect(throws: DocStoreError.self) { try c.fetch(newest.after(Book())) })?.code == .invalidQuery)
+        // An anchor of another entity has no place in the order.
+        let shelf = try #require(try c.fetch(FetchRequest<Shelf>()).first)
+        let wrongKind = #expect(throws: DocStoreError.self) { try c.fetch(newest.after(shelf)) }
+        #expect(wrongKind?.code == .invalidQuery && wrongKind?.message.contains("is not a Book") == true, "\(String(describing: wrongKind))")
     }
 }

@@ -363,6 +363,9 @@ extension Context {
         guard id.storeIdentifier == store.identifier, let entity = store.model.entity(ofKey: id.primaryKey) else {
             throw DocStoreError(.invalidQuery, "the object to fetch after, \(id), is not of this store", entity: id.entityName)
         }
+        guard plan.kinds.contains(entity.id) else {
+            throw DocStoreError(.invalidQuery, "the object to fetch after, \(id), is not a \(plan.entity.name): it has no place in this order", entity: id.entityName)
+        }
         let stored = registry[id.primaryKey] != nil ? nil : try storedRecord(id.primaryKey, entity)
         guard registry[id.primaryKey] != nil || stored != nil else {
             throw DocStoreError(.objectNotFound, "the object to fetch after, \(id), is not stored", entity: id.entityName)
