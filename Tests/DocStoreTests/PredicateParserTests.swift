@@ -136,6 +136,17 @@ import Testing
         }
     }
 
+    /// Found by FuzzPredicate: `-%@` given 3 stayed "minus the constant 3", printed `-3`, and `-3`
+    /// parses as the constant -3. A negated number folds once substituted, as when parsed.
+    @Test func aNegatedArgumentFoldsAsANegatedLiteralDoes() throws {
+        for (format, argument) in [("a == -%@", 3 as Any), ("a == - -%@", 3), ("a == -%@", 2.5), ("a > -$x", 7)] {
+            var p = try QueryPredicate(format: format, argumentArray: format.contains("%") ? [argument] : [])
+            if format.contains("$x") { p = try p.withSubstitutionVariables(["x": argument]) }
+            #expect(try parse(p.description) == p, "\(format) with \(argument) printed as \(p.description)")
+        }
+        #expect(try QueryPredicate(format: "a == -%@", 3) == parse("a == -3"))
+    }
+
     /// Malformed input: the code, the message's hint, and the character position.
     @Test(arguments: [
         ("title ==", "expected a value or a property name, found the end", 8),

@@ -89,7 +89,14 @@ extension QueryExpression: CustomStringConvertible {
         case .subquery(let collection, let v, let p):
             .subquery(collection.substituting(bound, shadowed: shadowed), variable: v, p.substituting(bound, shadowed: shadowed.union([v])))
         case .arithmetic(let op, let a, let b): .arithmetic(op, a.substituting(bound, shadowed: shadowed), b.substituting(bound, shadowed: shadowed))
-        case .negated(let a): .negated(a.substituting(bound, shadowed: shadowed))
+        // A negated number that a substitution makes constant folds, as the parser folds `-3`
+        // (so printing it and parsing the text back gives the same tree).
+        case .negated(let a):
+            switch a.substituting(bound, shadowed: shadowed) {
+            case .constant(.int(let v)) where v != Int64.min: .constant(.int(-v))
+            case .constant(.double(let v)): .constant(.double(-v))
+            case let operand: .negated(operand)
+            }
         case .conditional(let p, let a, let b):
             .conditional(p.substituting(bound, shadowed: shadowed), a.substituting(bound, shadowed: shadowed), b.substituting(bound, shadowed: shadowed))
         case .coalesce(let a, let b): .coalesce(a.substituting(bound, shadowed: shadowed), b.substituting(bound, shadowed: shadowed))
