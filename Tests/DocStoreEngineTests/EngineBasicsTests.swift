@@ -210,35 +210,6 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         }
     }
 
-    /// seek(forwardTo:) searches the current leaf when it can: in any order of lookups it finds
-    /// what seek(to:) finds.
-    @Test func seekForwardFindsWhatSeekFindsInAnyOrder() throws {
-        let (engine, _, _, _) = try makeStore("memory")
-        try engine.write { txn in
-            try txn.createTree(named: "t")
-            for i in stride(from: 0, to: 20_000, by: 3) {
-                try txn.put(bytes("\(i)"), for: withUnsafeBytes(of: UInt32(i).bigEndian, Array.init), in: "t")
-            }
-        }
-        var rng = SplitMix64(seed: 17)
-        let ascending = (0..<3_000).map { _ in UInt32(rng.next() % 20_100) }.sorted()
-        let shuffled = (0..<3_000).map { _ in UInt32(rng.next() % 20_100) }
-        try engine.read { txn in
-            let k = { (i: UInt32) in withUnsafeBytes(of: i.bigEndian, Array.init) }
-            for keys in [ascending, shuffled, ascending.reversed()] {
-                var fast = try txn.cursor(in: "t")
-                var plain = try txn.cursor(in: "t")
-                for key in keys {
-                    let a = try fast.seek(forwardTo: k(key))
-                    let b = try plain.seek(to: k(key))
-                    #expect(a?.key == b?.key && a?.value == b?.value, "key \(key)")
-                    // The cursor stays usable for walking from there.
-                    #expect(try fast.next()?.key == plain.next()?.key, "after \(key)")
-                }
-            }
-        }
-    }
-
     /// withValue(forKey:) hands over exactly what get returns — in place for a value in its leaf,
     /// assembled for an overflow one — and nil for a missing key, in any order of lookups.
     @Test func withValueMatchesGetForInlineAndOverflowValues() throws {

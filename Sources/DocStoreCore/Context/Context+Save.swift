@@ -224,6 +224,19 @@ extension Context {
     /// no element is nil, where the values alone are the key (so a second object with the same
     /// values is found by one lookup). The value of a compound entry is the primary key.
     static func compoundEntries(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64) -> [(key: [UInt8], checksUniqueness: Bool)] {
+        // One value per element (no document field): one entry, encoded straight from the slots.
+        if !index.isMultiValued {
+            var out: [UInt8] = []
+            var hasNull = false
+            for element in index.elements {
+                guard element.slot < values.count, let component = indexComponent(values[element.slot]) else { return [] }
+                if case .null = component { hasNull = true }
+                KeyEncoding.append(component, to: &out)
+            }
+            let checks = index.isUnique && !hasNull
+            if !checks { PrimaryKey.appendBytes(key, to: &out) }
+            return [(out, checks)]
+        }
         // Each element's values: one, or for a document field one per array item (none for an
         // object); then one entry per combination.
         var combinations: [[StoredValue]] = [[]]
@@ -312,7 +325,7 @@ extension Context {
             guard let tree = p.indexTree,
                   let k = Self.indexKey(o.values[p.slot], unique: p.isUnique, key: o.key) else { continue }
             if p.isUnique {
-                batch.putUnique(o.key, for: k, in: tree, entity: entity.name, property: p.name, subject: "\(entity.name).\(p.name) must be unique", value: "\(o.values[p.slot])")
+                batch.putUnique(o.key, for: k, in: tree, UniqueOwner(entity: entity.name, property: p.name, together: false, values: [o.values[p.slot]]))
             } else {
                 batch.put([], for: k, in: tree)
             }
@@ -320,9 +333,8 @@ extension Context {
         for index in entity.compoundIndexes {
             for (k, checks) in Self.compoundEntries(o.values, index, key: o.key) {
                 if checks {
-                    let values = index.elements.map { "\(o.values[$0.slot])" }.joined(separator: ", ")
-                    batch.putUnique(o.key, for: k, in: index.tree, entity: entity.name, property: index.propertyList,
-                                    subject: "\(entity.name)(\(index.propertyList)) must be unique together", value: "(\(values))")
+                    batch.putUnique(o.key, for: k, in: index.tree, UniqueOwner(entity: entity.name, property: index.propertyList, together: true,
+                                                                             values: index.elements.map { o.values[$0.slot] }))
                 } else {
                     batch.put(PrimaryKey.bytes(o.key), for: k, in: index.tree)
                 }
@@ -386,7 +398,7 @@ struct WriteBatch {
     /// and consecutive puts mostly go to the same one: `last` finds it without a search).
     private var puts: [(tree: String, entries: [(key: [UInt8], value: [UInt8])])] = []
     private var last = 0
-    private var uniques: [String: [[UInt8]: (owner: UInt64, entity: String, property: String, subject: String, value: String)]] = [:]
+    private var uniques: [String: [[UInt8]: (owner: UInt64, what: UniqueOwner)]] = [:]
     private var conflict: DocStoreError?
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
@@ -401,11 +413,11 @@ struct WriteBatch {
         puts[last].entries.append((key, value))
     }
 
-    mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, entity: String, property: String, subject: String, value: String) {
+    mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, _ what: UniqueOwner) {
         if let other = uniques[tree]?[key], other.owner != owner, conflict == nil {
-            conflict = DocStoreError(.uniqueConstraint, "\(subject), and \(value) is given to both \(entity)/\(other.owner & PrimaryKey.sequenceMask) and \(entity)/\(owner & PrimaryKey.sequenceMask)", entity: entity, property: property)
+            conflict = DocStoreError(.uniqueConstraint, "\(what.subject), and \(what.valueText) is given to both \(what.entity)/\(other.owner & PrimaryKey.sequenceMask) and \(what.entity)/\(owner & PrimaryKey.sequenceMask)", entity: what.entity, property: what.property)
         }
-        uniques[tree, default: [:]][key] = (owner, entity, property, subject, value)
+        uniques[tree, default: [:]][key] = (owner, what)
     }
 
     func apply(_ txn: WriteTransaction, model: StoreModel) throws {
@@ -413,7 +425,7 @@ struct WriteBatch {
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] {
                 if let stored = try txn.get(key, in: tree), let other = PrimaryKey.read(stored), other != u.owner {
-                    throw DocStoreError(.uniqueConstraint, "\(u.subject), and \(u.value) is already used by \(u.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.entity, property: u.property)
+                    throw DocStoreError(.uniqueConstraint, "\(u.what.subject), and \(u.what.valueText) is already used by \(u.what.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.what.entity, property: u.what.property)
                 }
             }
         }
@@ -423,5 +435,21 @@ struct WriteBatch {
         for (tree, entries) in puts.sorted(by: { $0.tree < $1.tree }) {
             for (key, value) in entries { try txn.put(value, for: key, in: tree) }
         }
+    }
+}
+
+/// What a unique index entry is for: the constraint and the values, put into words only when
+/// a save breaks it (not for every object saved).
+struct UniqueOwner {
+    let entity: String
+    /// The attribute, or a constraint's properties (`folder, title`).
+    let property: String
+    /// A uniqueness constraint over several properties.
+    let together: Bool
+    let values: [StoredValue]
+
+    var subject: String { together ? "\(entity)(\(property)) must be unique together" : "\(entity).\(property) must be unique" }
+    var valueText: String {
+        together ? "(" + values.map { "\($0)" }.joined(separator: ", ") + ")" : values.map { "\($0)" }.joined()
     }
 }

@@ -105,6 +105,7 @@ final class CompoundIndex: Sendable {
         self.tree = tree
         self.elements = elements
         self.documentPaths = documentPaths
+        propertyList = description.properties.joined(separator: ", ")
         isMultiValued = documentPaths.contains { !$0.isEmpty }
     }
 
@@ -114,7 +115,7 @@ final class CompoundIndex: Sendable {
     /// `Note(folder, createdAt)` or `unique Note(folder, title)`.
     var text: String { description.text(entity: entityName) }
     /// The property names, for error messages: `folder, title`.
-    var propertyList: String { description.properties.joined(separator: ", ") }
+    let propertyList: String
 }
 
 /// An entity of an open store.

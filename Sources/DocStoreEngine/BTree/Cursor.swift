@@ -77,27 +77,11 @@ public struct Cursor {
         return try skipEmpty(forward: true)
     }
 
-    /// Moves to the first entry whose key is >= `key`, like `seek(to:)`, but searches only the
-    /// leaf the cursor is on when `key` lies within that leaf's keys: looking up ascending keys
-    /// one after another then costs a binary search in a leaf, not a descent from the root.
-    @discardableResult
-    public mutating func seek(forwardTo key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
-        if let l = leaf, l.count > 0 {
-            let position = try withRawBytes(key) { (k) throws(EngineError) -> Int? in
-                guard compareKeys(l.leafKey(0), k) <= 0, compareKeys(l.leafKey(l.count - 1), k) >= 0 else { return nil }
-                return BTree.leafSearch(l, k).0
-            }
-            if let position {
-                index = position
-                return try current()
-            }
-        }
-        return try seek(to: key)
-    }
-
     /// Calls `body` with the value stored under exactly `key`, in place in its page when it is
     /// stored there (no copy); nil when there is none. The bytes are valid only inside `body`.
-    /// The cursor moves as `seek(forwardTo:)` would.
+    /// When `key` lies within the leaf the cursor is on, only that leaf is searched: looking up
+    /// ascending keys one after another costs a binary search in a leaf, not a descent from the
+    /// root.
     public mutating func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         var position: Int?
         if let l = leaf, l.count > 0 {
