@@ -147,10 +147,15 @@ public final class Engine: Sendable {
     /// or calls `rollback()`, nothing it did is kept. Only one write transaction runs at a time;
     /// others wait. In `.full` durability this returns once the commit is durable (I4).
     ///
+    /// `onCommit`, if given, runs with the commit's LSN once the transaction is visible to new
+    /// readers and while the writer lock is still held, so successive calls see commits in LSN
+    /// order (the object layer publishes changes to observers from it). It must be quick and must
+    /// not write.
+    ///
     /// - Throws: what `body` throws; `.readOnly`; `.failed` after an earlier I/O failure (I8);
     ///   `.io`/`.noSpace` if the commit could not be written (the store then enters the failed
     ///   state); `.closed`.
-    public func write<R>(_ body: (WriteTransaction) throws -> R) throws -> R {
+    public func write<R>(onCommit: ((LSN) -> Void)? = nil, _ body: (WriteTransaction) throws -> R) throws -> R {
         guard !options.readOnly else { throw EngineError(.readOnly, "the store was opened read-only") }
         var committed: LSN?
         let result: R = try writer.withLock { state in
@@ -179,6 +184,7 @@ public final class Engine: Sendable {
                 if txn.isOpen { abandon(txn) }
                 throw error
             }
+            if let lsn = committed { onCommit?(lsn) }
             return r
         }
         if let lsn = committed, options.durability == .full {

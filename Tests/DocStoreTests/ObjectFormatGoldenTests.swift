@@ -36,6 +36,14 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         (11, .uuid(UUID(uuidString: "E621E1F8-C36C-495A-93FC-0C247A3E6E5F") ?? UUID())),
     ]
 
+    /// The example of Format/history.md: an insert, an update of fields 5 and 10, a delete
+    /// with field 5 preserved.
+    static let historyChanges: [RecordedChange] = [
+        RecordedChange(kind: .delete, key: PrimaryKey.make(entity: 2, sequence: 2), tombstone: [(5, .string("Buy milk"))]),
+        RecordedChange(kind: .update, key: PrimaryKey.make(entity: 2, sequence: 3), fields: [5, 10]),
+        RecordedChange(kind: .insert, key: PrimaryKey.make(entity: 2, sequence: 7)),
+    ]
+
     static func examples() throws -> [Example] {
         var out: [Example] = []
         let record = RecordCoding.encode(entityID: 2, schemaVersion: 1, rowVersion: 1, fields: noteFields)
@@ -69,6 +77,13 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         let withNull = Context.compoundEntry(elements: [.null, .string("Buy milk")], isUnique: true, key: note)
         #expect(withNull?.checksUniqueness == false)
         out.append(Example(document: "record.md", name: "unique-compound-key-with-nil", text: hex(withNull?.key ?? [])))
+
+        let history = RecordedTransaction(
+            timestamp: Date(timeIntervalSince1970: 1_795_420_800), author: "import", contextName: "background",
+            changes: Self.historyChanges)
+        let chunks = HistoryCoding.encode(history)
+        #expect(chunks.count == 1)
+        out.append(Example(document: "history.md", name: "history-transaction", text: hex(chunks.first ?? [])))
 
         let schema = Schema(entities: [
             EntityDescription(name: "Folder", attributes: [

@@ -25,15 +25,50 @@ public actor BackgroundContext {
     public nonisolated let store: Store
     private let context: Context
 
-    /// A background context on `store`.
+    /// A background context on `store`. It merges other contexts' saves automatically (at
+    /// each `perform`, and on its own soon after they commit, so its observers hear of them).
     public init(store: Store, name: String? = nil) {
         self.store = store
-        self.context = Context(store: store, name: name)
+        let context = Context(store: store, name: name)
+        self.context = context
+        context.scheduler = { [weak self] in
+            Task { await self?.processPendingChanges() }
+        }
+        context.automaticallyMergesChangesFromParent = true
     }
 
     /// Runs `body` with the actor's context. The result must be Sendable: objects stay inside.
+    /// Pending changes are processed before and after: `body` starts from the latest merged
+    /// state, and observers hear of what it changed.
     public func perform<R: Sendable>(_ body: (Context) throws -> R) rethrows -> R {
-        try body(context)
+        context.processPendingChanges()
+        defer { context.processPendingChanges() }
+        return try body(context)
+    }
+
+    /// Merges pending saves of other contexts and tells observers (``Context/processPendingChanges()``).
+    public func processPendingChanges() {
+        context.processPendingChanges()
+    }
+}
+
+extension Store {
+    /// A new background context (Core Data's `newBackgroundContext()`).
+    public func newBackgroundContext(name: String? = nil) -> BackgroundContext {
+        BackgroundContext(store: self, name: name)
+    }
+
+    /// Runs `body` on a new background context and returns its Sendable result (Core Data's
+    /// `performBackgroundTask`). Save inside `body`: unsaved changes are dropped with the context.
+    ///
+    /// ```swift
+    /// try await store.performBackgroundTask { context in
+    ///     for item in feed { try context.insert(Note(title: item.title)) }
+    ///     try context.save()
+    /// }
+    /// ```
+    public func performBackgroundTask<R: Sendable>(name: String? = nil, _ body: @Sendable (Context) throws -> R) async throws -> R {
+        try await BackgroundContext(store: self, name: name).perform(body)
     }
 }
 
@@ -46,6 +81,11 @@ extension Store {
     @MainActor public var mainContext: Context {
         if let context = mainContexts[ObjectIdentifier(self)] { return context }
         let context = Context(store: self, name: "main")
+        // EV3: changes and merged saves are processed on the main actor's next turn.
+        context.scheduler = { [weak self] in
+            Task { @MainActor in self?.mainContext.processPendingChanges() }
+        }
+        context.automaticallyMergesChangesFromParent = true
         mainContexts[ObjectIdentifier(self)] = context
         return context
     }

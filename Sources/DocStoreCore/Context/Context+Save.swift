@@ -23,20 +23,37 @@ extension Context {
     ///   ``DocStoreError/Code/deleteDenied``; ``DocStoreError/Code/uniqueConstraint``;
     ///   ``DocStoreError/Code/storage``. After an error the context keeps all its changes.
     public func save() throws(DocStoreError) {
+        processPendingChanges()
         guard hasChanges else { return }
         for object in Array(changed.values) where !object.isInvalidated { object.willSave() }
         try validatePendingChanges()
 
-        let objects = Array(changed.values)
+        let objects = changed.values.sorted { $0.key < $1.key }
+        // A record is written when its values differ from the saved ones (setting a value and
+        // back again leaves it, its row version and its index entries alone).
+        let rewritten = Set(objects.lazy.filter { o in
+            !o.isDeleted && (o.isInserted || (o.flags.contains(.recordChanged) && self.committed[o.key] != o.values))
+        }.map(\.key))
+        let history = recordedChanges(objects, rewritten: rewritten)
+        let touched = objects.compactMap { o in o.isDeleted || rewritten.contains(o.key) ? o.key : nil }
         var inserted = Set<UInt32>()
-        try store.write { txn in
+        let store = self.store
+        let origin = serial
+        // Nothing to record is nothing to write: objects changed back, inserted and deleted.
+        let token: HistoryToken? = history.changes.isEmpty ? nil : try store.write(onCommit: { lsn in
+            // H1, under the writer lock: the row cache forgets what changed before anyone hears
+            // of the commit, and commits are announced in their order.
+            store.rows.invalidate(touched)
+            store.historyTreeCommitted()
+            store.changeHub.publish(history, lsn: lsn.rawValue, origin: origin, model: store.model, storeID: store.identifier)
+        }) { txn in
             // Phase 1, reads and deletes. W2: old index entries out first.
             for o in objects where !o.isInserted {
-                guard let entity = o.entityInfo, o.isDeleted || o.flags.contains(.recordChanged) else { continue }
+                guard let entity = o.entityInfo, o.isDeleted || rewritten.contains(o.key) else { continue }
                 try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
             }
             var batch = WriteBatch()
-            for o in objects.sorted(by: { $0.key < $1.key }) {
+            for o in objects {
                 guard let entity = o.entityInfo else { continue }
                 if o.isDeleted {
                     if o.isInserted { continue }
@@ -44,7 +61,7 @@ extension Context {
                     for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn) }
                     continue
                 }
-                if o.isInserted || o.flags.contains(.recordChanged) {
+                if rewritten.contains(o.key) {
                     batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
                     addIndexEntries(of: o, entity, to: &batch)
                     if o.isInserted { inserted.insert(entity.id) }
@@ -59,12 +76,12 @@ extension Context {
             }
             // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
             try batch.apply(txn, model: store.model)
+            // Phase 3, the history transaction (Format/history.md), in the same commit.
+            try store.appendHistory(history, txn)
+            return HistoryToken(txn.commitLSN.rawValue)
         }
 
         // S1: the transaction committed; now the context catches up.
-        store.rows.invalidate(objects.compactMap { o in
-            o.isDeleted || o.isInserted || o.flags.contains(.recordChanged) ? o.key : nil
-        })
         undo?.removeAllActions()
         changed = [:]
         committed = [:]
@@ -76,7 +93,7 @@ extension Context {
                 o.context = nil
                 continue
             }
-            if o.isInserted || o.flags.contains(.recordChanged) { o.rowVersion += 1 }
+            if rewritten.contains(o.key) { o.rowVersion += 1 }
             o.flags.subtract([.inserted, .updated, .recordChanged])
             for (_, state) in o.toMany ?? ToManyStates() {
                 state.isNew = false
@@ -85,7 +102,48 @@ extension Context {
                 state.orderChanged = false
             }
         }
+        unprocessed.removeAll()
         for o in objects where !o.isDeleted { o.didSave() }
+        if let token, didSaveChannel.hasSubscribers {
+            didSaveChannel.send(HistoryTransaction(history, lsn: token.value, origin: serial, model: store.model, storeID: store.identifier))
+        }
+    }
+
+    /// What a save records in history (H2): an insert, an update with the properties whose
+    /// saved value changed, or a delete with its tombstone, per object in key order. An object
+    /// changed and changed back records nothing.
+    func recordedChanges(_ objects: [ManagedObject], rewritten: Set<UInt64>) -> RecordedTransaction {
+        var changes: [RecordedChange] = []
+        changes.reserveCapacity(objects.count)
+        for o in objects {
+            guard let entity = o.entityInfo else { continue }
+            if o.isDeleted {
+                if o.isInserted { continue }
+                var change = RecordedChange(kind: .delete, key: o.key)
+                let values = committed[o.key] ?? o.values
+                for slot in entity.recordSlots where slot < values.count && !values[slot].isNull {
+                    let p = entity.properties[slot]
+                    if p.attribute?.preservesValueOnDeletion == true { change.tombstone.append((p.fieldID, values[slot])) }
+                }
+                changes.append(change)
+            } else if o.isInserted {
+                changes.append(RecordedChange(kind: .insert, key: o.key))
+            } else {
+                var fields: [UInt32] = []
+                if rewritten.contains(o.key) {
+                    let saved = committed[o.key]
+                    for slot in entity.recordSlots where saved.map({ slot >= $0.count || $0[slot] != o.values[slot] }) ?? true {
+                        fields.append(entity.properties[slot].fieldID)
+                    }
+                }
+                for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
+                    fields.append(entity.properties[slot].fieldID)
+                }
+                guard !fields.isEmpty else { continue }
+                changes.append(RecordedChange(kind: .update, key: o.key, fields: fields.sorted()))
+            }
+        }
+        return RecordedTransaction(timestamp: Date(), author: transactionAuthor, contextName: name, changes: changes)
     }
 
     // MARK: - Validation (V1)

@@ -12,6 +12,7 @@ extension Context {
     /// change to a to-many relationship alone does not load the object.
     func willChange(_ object: ManagedObject, record: Bool = true) throws(DocStoreError) {
         if record { try fulfill(object) }
+        if observesChanges { noteChange(object.key) }
         if journal != nil { recordState(object, in: &journal) }
         if undo?.open != nil { recordForUndo(object) }
         if object.isDeleted && !isPropagatingDelete {

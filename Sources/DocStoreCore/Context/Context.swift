@@ -14,7 +14,12 @@
 // A context is not Sendable: it and its objects stay in the isolation domain that made them.
 
 import Foundation
+import Synchronization
 internal import DocStoreEngine
+
+/// Numbers contexts in this process: a context's saves carry its number so that it does not
+/// merge them back.
+private let contextSerials = Atomic<UInt64>(0)
 
 /// A context: where objects are inserted, fetched, changed, deleted and saved.
 ///
@@ -55,6 +60,32 @@ public final class Context {
     var journal: UndoGroup?
     /// The undo manager, if any (UndoManager.swift).
     var undo: UndoManager?
+
+    /// The author history records for this context's saves (Core Data's `transactionAuthor`):
+    /// say who changed the store — "import", "sync", "app" — so a history reader can skip its
+    /// own changes.
+    public var transactionAuthor: String?
+    /// This context's number in the process (HistoryTransaction.origin).
+    let serial = contextSerials.add(1, ordering: .relaxed).newValue
+    /// Keys changed since changes were last processed, kept while anyone observes the context
+    /// (Context+Events.swift).
+    @exclusivity(unchecked) var unprocessed: Set<UInt64> = []
+    /// Set while changes are processed, so that an observer that fetches does not re-enter.
+    var isProcessingChanges = false
+    /// Observers inside the context's domain (a results controller), by registration number.
+    var changeHandlers: [(id: Int, handler: (ObjectsDidChange) -> Void)] = []
+    var nextHandlerID = 0
+    /// Observers as AsyncSequences.
+    let changeChannel = EventChannel<ObjectsDidChange>()
+    let didSaveChannel = EventChannel<HistoryTransaction>()
+    /// Other contexts' saves not merged yet, while automatic merging is on (Context+Merge.swift).
+    var inbox: ContextInbox?
+    /// Asks the context's domain to process pending changes soon (set for the main context and
+    /// background contexts); `scheduled` is true while such a request is outstanding.
+    var scheduler: (@Sendable () -> Void)?
+    var scheduled = false
+    /// The snapshot the context reads while pinned to a query generation (Context+Generation.swift).
+    var pinnedSnapshot: ReadTransaction?
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {
@@ -188,6 +219,7 @@ public final class Context {
         }
         registry[object.key] = Unmanaged.passUnretained(object)
         changed[object.key] = object
+        if observesChanges { noteChange(object.key) }
         recordForUndo(object, isNew: true)
         object.awakeFromInsert()
     }
@@ -286,16 +318,22 @@ public final class Context {
     /// ones come back, changed values return to their saved state.
     public func rollback() {
         undo?.removeAllActions()
+        var event = ObjectsDidChange()
         let objects = changed
         changed = [:]
         for (key, object) in objects {
             if object.isInserted {
+                if observesChanges, let id = object.objectID { event.invalidatedObjectIDs.insert(id) }
                 object.flags = [.invalidated]
                 object.toMany = nil
                 registry.removeValue(forKey: key)
                 object.key = 0
                 object.context = nil
                 continue
+            }
+            if observesChanges, let id = object.objectID {
+                event.refreshedObjectIDs.insert(id)
+                event.changedKeys[id] = Set(changedValues(of: object).keys)
             }
             if let saved = committed[key] { object.values = saved }
             object.flags.subtract([.updated, .deleted, .recordChanged])
@@ -305,6 +343,8 @@ public final class Context {
         // Unchanged objects may hold links to rolled-back ones in loaded to-many sets.
         for (_, ref) in registry { ref.takeUnretainedValue().toMany = nil }
         committed = [:]
+        unprocessed = []
+        post(event)
     }
 
     /// Forgets every object: all become invalid for this context, unsaved changes are lost.
@@ -320,6 +360,10 @@ public final class Context {
         changed = [:]
         committed = [:]
         prefetchedObjects = []
+        unprocessed = []
+        var event = ObjectsDidChange()
+        event.invalidatedAllObjects = true
+        post(event)
     }
 
     /// Turns `object` back into a fault, freeing its values, or with `mergeChanges` reloads

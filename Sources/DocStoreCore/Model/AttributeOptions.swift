@@ -12,6 +12,8 @@ public struct AttributeOption: Sendable {
     public static let unique = AttributeOption { $0.isUnique = true; $0.isIndexed = true }
     /// Large `Data` values are stored as blob files.
     public static let externalStorage = AttributeOption { $0.allowsExternalStorage = true }
+    /// A deleted object's value stays in its history tombstone (``HistoryChange/tombstone``).
+    public static let preserveValueOnDeletion = AttributeOption { $0.preservesValueOnDeletion = true }
     /// The attribute's name before a rename: its stored values are kept.
     public static func originalName(_ name: String) -> AttributeOption { AttributeOption { $0.originalName = name } }
     /// Numbers and dates: the allowed range, checked at save.

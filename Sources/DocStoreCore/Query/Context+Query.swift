@@ -129,6 +129,7 @@ extension Context {
 
     func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
         if let error = request.deferredError { throw error }
+        if inbox != nil || !unprocessed.isEmpty { processPendingChanges() }
         let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
         guard let entity = store.model.entity(named: name) else {
             throw DocStoreError(.unknownProperty, "the schema has no entity \"\(name)\"", entity: name)

@@ -37,12 +37,16 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// The value a new object starts with, and what an object stored before the attribute
     /// existed reads as. Nil means no default (`.null`, or the type's placeholder when required).
     public var defaultValue: StoredValue?
+    /// Whether a deleted object's value is kept in its history tombstone (SwiftData's
+    /// `.preserveValueOnDeletion`), so a history reader can tell which object went away — by
+    /// its server ID, say.
+    public var preservesValueOnDeletion: Bool
 
     public init(
         name: String, type: AttributeType, isOptional: Bool = false, isIndexed: Bool = false,
         isUnique: Bool = false, allowsExternalStorage: Bool = false, originalName: String? = nil,
         minimum: Double? = nil, maximum: Double? = nil, minLength: Int? = nil, maxLength: Int? = nil,
-        pattern: String? = nil, defaultValue: StoredValue? = nil
+        pattern: String? = nil, defaultValue: StoredValue? = nil, preservesValueOnDeletion: Bool = false
     ) {
         self.name = name
         self.type = type
@@ -57,5 +61,49 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         self.maxLength = maxLength
         self.pattern = pattern
         self.defaultValue = defaultValue
+        self.preservesValueOnDeletion = preservesValueOnDeletion
+    }
+
+    // Codable by hand so that `preservesValueOnDeletion` is written only when set: catalogs
+    // from before it existed read the same, and keep their bytes (Format/schema.md).
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, isIndexed, isUnique, allowsExternalStorage, originalName
+        case minimum, maximum, minLength, maxLength, pattern, defaultValue, preservesValueOnDeletion
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        type = try c.decode(AttributeType.self, forKey: .type)
+        isOptional = try c.decode(Bool.self, forKey: .isOptional)
+        isIndexed = try c.decode(Bool.self, forKey: .isIndexed)
+        isUnique = try c.decode(Bool.self, forKey: .isUnique)
+        allowsExternalStorage = try c.decode(Bool.self, forKey: .allowsExternalStorage)
+        originalName = try c.decodeIfPresent(String.self, forKey: .originalName)
+        minimum = try c.decodeIfPresent(Double.self, forKey: .minimum)
+        maximum = try c.decodeIfPresent(Double.self, forKey: .maximum)
+        minLength = try c.decodeIfPresent(Int.self, forKey: .minLength)
+        maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
+        pattern = try c.decodeIfPresent(String.self, forKey: .pattern)
+        defaultValue = try c.decodeIfPresent(StoredValue.self, forKey: .defaultValue)
+        preservesValueOnDeletion = try c.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(type, forKey: .type)
+        try c.encode(isOptional, forKey: .isOptional)
+        try c.encode(isIndexed, forKey: .isIndexed)
+        try c.encode(isUnique, forKey: .isUnique)
+        try c.encode(allowsExternalStorage, forKey: .allowsExternalStorage)
+        try c.encodeIfPresent(originalName, forKey: .originalName)
+        try c.encodeIfPresent(minimum, forKey: .minimum)
+        try c.encodeIfPresent(maximum, forKey: .maximum)
+        try c.encodeIfPresent(minLength, forKey: .minLength)
+        try c.encodeIfPresent(maxLength, forKey: .maxLength)
+        try c.encodeIfPresent(pattern, forKey: .pattern)
+        try c.encodeIfPresent(defaultValue, forKey: .defaultValue)
+        if preservesValueOnDeletion { try c.encode(true, forKey: .preservesValueOnDeletion) }
     }
 }

@@ -163,6 +163,8 @@ struct RecordReader {
     let bytes: UnsafeRawBufferPointer
     let key: UInt64
     var offset = 0
+    /// What errors call the bytes; "record <key>" when nil.
+    var subject: String? = nil
 
     /// One value as a default or a stored value holds it (tag and payload), from an array.
     static func value(from bytes: [UInt8]) throws(DocStoreError) -> StoredValue {
@@ -175,7 +177,7 @@ struct RecordReader {
     var atEnd: Bool { offset >= bytes.count }
 
     func corrupt(_ what: String, at offset: Int) -> DocStoreError {
-        DocStoreError(.corrupt, "record \(key) is damaged at byte \(offset): \(what)")
+        DocStoreError(.corrupt, "\(subject ?? "record \(key)") is damaged at byte \(offset): \(what)")
     }
 
     mutating func byte() throws(DocStoreError) -> UInt8 {

@@ -37,6 +37,10 @@ public final class Store: Sendable {
     private let sequences: Mutex<[UInt32: UInt64]>
     /// Records below the contexts (RowCache.swift).
     let rows = RowCache()
+    /// Where commits are announced (ChangeHub.swift).
+    let changeHub = ChangeHub()
+    /// Set once a save made the history tree (Store+History SH1).
+    let historyTreeExists = Atomic<Bool>(false)
 
     /// Opens (or creates) the store at `url` for `schema`.
     ///
@@ -217,6 +221,11 @@ public final class Store: Sendable {
 
     func write<R>(_ body: (WriteTransaction) throws -> R) throws(DocStoreError) -> R {
         try Store.write(engine, body)
+    }
+
+    /// A write whose `onCommit` runs under the writer lock once it is visible (Engine.write).
+    func write<R>(onCommit: @escaping (LSN) -> Void, _ body: (WriteTransaction) throws -> R) throws(DocStoreError) -> R {
+        do { return try engine.write(onCommit: onCommit, body) } catch { throw Store.storageError(error) }
     }
 
     func read<R>(_ body: (ReadTransaction) throws -> R) throws(DocStoreError) -> R {

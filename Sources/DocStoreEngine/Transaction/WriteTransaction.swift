@@ -28,6 +28,10 @@ public final class WriteTransaction: Transaction {
 
     override var workspace: PageWorkspace? { ws }
 
+    /// The LSN this transaction gets if it commits (one writer at a time: nothing can commit
+    /// between its start and its commit).
+    public var commitLSN: LSN { lsn.next }
+
     private func setInfo(_ name: String, _ info: TreeInfo?) throws(EngineError) {
         let state = try state(of: name)
         state.info = info
