@@ -41,6 +41,10 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
         public static let deleteDenied = Code("deleteDenied")
         /// Save would give two objects the same value of a unique attribute.
         public static let uniqueConstraint = Code("uniqueConstraint")
+        /// Save met objects changed or deleted in the store since this context read them, and
+        /// the merge policy is ``MergePolicy/error`` (or a custom one said `.fail`);
+        /// ``DocStoreError/conflicts`` lists each with both versions.
+        public static let mergeConflict = Code("mergeConflict")
         /// No object with this ID exists in the store (``Context/existingObject(with:)``).
         public static let objectNotFound = Code("objectNotFound")
         /// The object was deleted, or its row is gone from the store.
@@ -102,6 +106,9 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
     public var problems: [Problem]
     /// The engine's error, for ``Code/storage``.
     public var underlying: EngineError?
+    /// For ``Code/mergeConflict`` and ``Code/uniqueConstraint`` raised by save: each conflict,
+    /// with both versions of the object.
+    public var conflicts: [MergeConflict] = []
     /// Where in DocStore's source the error was raised (`#fileID:#line`).
     public var location: String
     /// For ``Code/invalidPredicate``: the offset, in characters from 0, of the place in the
@@ -130,6 +137,7 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
         if let property { context.append("property \(property)") }
         var text = context.isEmpty ? "\(code): \(message)" : "\(code): \(message) (\(context.joined(separator: ", ")))"
         for problem in problems { text += "\n  - \(problem)" }
+        for conflict in conflicts { text += "\n  - \(conflict)" }
         if let underlying { text += "\n  caused by \(underlying)" }
         return text
     }
@@ -138,5 +146,6 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
     public static func == (a: DocStoreError, b: DocStoreError) -> Bool {
         a.code == b.code && a.message == b.message && a.entity == b.entity && a.property == b.property
             && a.problems == b.problems && a.underlying == b.underlying && a.position == b.position
+            && a.conflicts == b.conflicts
     }
 }

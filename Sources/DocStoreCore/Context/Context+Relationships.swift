@@ -186,7 +186,7 @@ extension Context {
         if let q = inverse(of: p, on: b) { try removeHalf(b, q, a) }
     }
 
-    private func addHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+    func addHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
         if p.isToOne {
             let old = try toOneKey(of: a, p)
             if old == b.key { return }
@@ -206,7 +206,7 @@ extension Context {
         }
     }
 
-    private func removeHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+    func removeHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
         if p.isToOne {
             guard try toOneKey(of: a, p) == b.key else { return }
             try willChange(a)

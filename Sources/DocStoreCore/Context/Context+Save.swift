@@ -27,7 +27,36 @@ extension Context {
         guard hasChanges else { return }
         for object in Array(changed.values) where !object.isInvalidated { object.willSave() }
         try validatePendingChanges()
+        // K2: each attempt that meets conflicts resolves all it met, or throws; the store may
+        // change again before the next, so the attempts are bounded.
+        for attempt in 1...Self.saveAttempts {
+            switch try commitPendingChanges() {
+            case .saved:
+                return
+            case .stale(let stale):
+                try resolve(stale)
+            case .clashes(let clashes):
+                try resolve(clashes)
+            }
+            guard hasChanges else { return }
+            if attempt < Self.saveAttempts { try validatePendingChanges() }
+        }
+        throw DocStoreError(.mergeConflict, "the store changed under this save \(Self.saveAttempts) times in a row; its changes are kept, save again")
+    }
 
+    static let saveAttempts = 8
+
+    /// What one attempt to commit the pending changes came to.
+    enum SaveOutcome {
+        case saved
+        case stale([StaleObject])
+        case clashes([UniqueClash])
+    }
+
+    /// One attempt: checks the stored row versions (K1) and the unique constraints, then
+    /// writes everything in one transaction (W1), or writes nothing and says what stood in the
+    /// way.
+    private func commitPendingChanges() throws(DocStoreError) -> SaveOutcome {
         let objects = changed.values.sorted { $0.key < $1.key }
         // A record is written when its values differ from the saved ones (setting a value and
         // back again leaves it, its row version and its index entries alone).
@@ -39,46 +68,60 @@ extension Context {
         var inserted = Set<UInt32>()
         let store = self.store
         let origin = serial
-        // Nothing to record is nothing to write: objects changed back, inserted and deleted.
-        let token: HistoryToken? = history.changes.isEmpty ? nil : try store.write(onCommit: { lsn in
-            // H1, under the writer lock: the row cache forgets what changed before anyone hears
-            // of the commit, and commits are announced in their order.
-            store.rows.invalidate(touched)
-            store.historyTreeCommitted()
-            store.changeHub.publish(history, lsn: lsn.rawValue, origin: origin, model: store.model, storeID: store.identifier)
-        }) { txn in
-            // Phase 1, reads and deletes. W2: old index entries out first.
-            for o in objects where !o.isInserted {
-                guard let entity = o.entityInfo, o.isDeleted || rewritten.contains(o.key) else { continue }
-                try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
-            }
-            var batch = WriteBatch()
-            for o in objects {
-                guard let entity = o.entityInfo else { continue }
-                if o.isDeleted {
-                    if o.isInserted { continue }
-                    _ = try txn.delete(PrimaryKey.bytes(o.key), in: entity.recordsTree)
-                    for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn) }
-                    continue
+        var stale: [StaleObject] = []
+        var clashes: [UniqueClash] = []
+        let token: HistoryToken?
+        do {
+            // Nothing to record is nothing to write: objects changed back, inserted and deleted.
+            token = history.changes.isEmpty ? nil : try store.write(onCommit: { lsn in
+                // H1, under the writer lock: the row cache forgets what changed before anyone
+                // hears of the commit, and commits are announced in their order.
+                store.rows.invalidate(touched)
+                store.historyTreeCommitted()
+                store.changeHub.publish(history, lsn: lsn.rawValue, origin: origin, model: store.model, storeID: store.identifier)
+            }) { txn in
+                // Phase 0, K1: nothing is written if a row moved on since it was read.
+                stale = try staleObjects(objects, rewritten: rewritten, txn)
+                if !stale.isEmpty { throw DocStoreError(.mergeConflict, "stale objects") }
+                // Phase 1, reads and deletes. W2: old index entries out first.
+                for o in objects where !o.isInserted {
+                    guard let entity = o.entityInfo, o.isDeleted || rewritten.contains(o.key) else { continue }
+                    try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
                 }
-                if rewritten.contains(o.key) {
-                    batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
-                    addIndexEntries(of: o, entity, to: &batch)
-                    if o.isInserted { inserted.insert(entity.id) }
+                var batch = WriteBatch()
+                for o in objects {
+                    guard let entity = o.entityInfo else { continue }
+                    if o.isDeleted {
+                        if o.isInserted { continue }
+                        _ = try txn.delete(PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                        for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn) }
+                        continue
+                    }
+                    if rewritten.contains(o.key) {
+                        batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                        addIndexEntries(of: o, entity, to: &batch)
+                        if o.isInserted { inserted.insert(entity.id) }
+                    }
+                    for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
+                        try writeLinks(of: o, entity.properties[slot], state, txn, &batch)
+                    }
                 }
-                for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
-                    try writeLinks(of: o, entity.properties[slot], state, txn, &batch)
+                for id in inserted {
+                    batch.put(withUnsafeBytes(of: store.highestSequence(of: id).littleEndian) { Array($0) },
+                              for: Catalog.sequenceKey(id), in: Catalog.tree)
                 }
+                // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
+                clashes = try batch.uniqueClashes(txn)
+                if !clashes.isEmpty { throw clashes[0].error }
+                try batch.apply(txn)
+                // Phase 3, the history transaction (Format/history.md), in the same commit.
+                try store.appendHistory(history, txn)
+                return HistoryToken(txn.commitLSN.rawValue)
             }
-            for id in inserted {
-                batch.put(withUnsafeBytes(of: store.highestSequence(of: id).littleEndian) { Array($0) },
-                          for: Catalog.sequenceKey(id), in: Catalog.tree)
-            }
-            // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
-            try batch.apply(txn, model: store.model)
-            // Phase 3, the history transaction (Format/history.md), in the same commit.
-            try store.appendHistory(history, txn)
-            return HistoryToken(txn.commitLSN.rawValue)
+        } catch {
+            if !stale.isEmpty { return .stale(stale) }
+            if !clashes.isEmpty { return .clashes(clashes) }
+            throw error
         }
 
         // S1: the transaction committed; now the context catches up.
@@ -107,6 +150,7 @@ extension Context {
         if let token, didSaveChannel.hasSubscribers {
             didSaveChannel.send(HistoryTransaction(history, lsn: token.value, origin: serial, model: store.model, storeID: store.identifier))
         }
+        return .saved
     }
 
     /// What a save records in history (H2): an insert, an update with the properties whose
@@ -457,7 +501,8 @@ struct WriteBatch {
     private var puts: [(tree: String, entries: [(key: [UInt8], value: [UInt8])])] = []
     private var last = 0
     private var uniques: [String: [[UInt8]: (owner: UInt64, what: UniqueOwner)]] = [:]
-    private var conflict: DocStoreError?
+    /// Two objects of this save that want one unique entry.
+    private var clashes: [UniqueClash] = []
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
         if last >= puts.count || puts[last].tree != tree {
@@ -472,21 +517,33 @@ struct WriteBatch {
     }
 
     mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, _ what: UniqueOwner) {
-        if let other = uniques[tree]?[key], other.owner != owner, conflict == nil {
-            conflict = DocStoreError(.uniqueConstraint, "\(what.subject), and \(what.valueText) is given to both \(what.entity)/\(other.owner & PrimaryKey.sequenceMask) and \(what.entity)/\(owner & PrimaryKey.sequenceMask)", entity: what.entity, property: what.property)
+        if let other = uniques[tree]?[key], other.owner != owner {
+            clashes.append(UniqueClash(
+                constraint: what.constraint, owner: owner, other: other.owner,
+                error: DocStoreError(.uniqueConstraint, "\(what.subject), and \(what.valueText) is given to both \(what.entity)/\(other.owner & PrimaryKey.sequenceMask) and \(what.entity)/\(owner & PrimaryKey.sequenceMask)", entity: what.entity, property: what.property)))
+            return
         }
         uniques[tree, default: [:]][key] = (owner, what)
     }
 
-    func apply(_ txn: WriteTransaction, model: StoreModel) throws {
-        if let conflict { throw conflict }
+    /// Every unique entry that two objects of the save want, or that another stored object
+    /// already has; empty when the save keeps every constraint.
+    func uniqueClashes(_ txn: WriteTransaction) throws -> [UniqueClash] {
+        var out = clashes
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] {
                 if let stored = try txn.get(key, in: tree), let other = PrimaryKey.read(stored), other != u.owner {
-                    throw DocStoreError(.uniqueConstraint, "\(u.what.subject), and \(u.what.valueText) is already used by \(u.what.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.what.entity, property: u.what.property)
+                    out.append(UniqueClash(
+                        constraint: u.what.constraint, owner: u.owner, other: other,
+                        error: DocStoreError(.uniqueConstraint, "\(u.what.subject), and \(u.what.valueText) is already used by \(u.what.entity)/\(other & PrimaryKey.sequenceMask)", entity: u.what.entity, property: u.what.property)))
                 }
             }
         }
+        return out
+    }
+
+    /// Puts everything (after `uniqueClashes` found none).
+    func apply(_ txn: WriteTransaction) throws {
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
         }
@@ -506,6 +563,8 @@ struct UniqueOwner {
     let together: Bool
     let values: [StoredValue]
 
+    /// `Tag.name` or `Note(folder, title)`.
+    var constraint: String { together ? "\(entity)(\(property))" : "\(entity).\(property)" }
     var subject: String { together ? "\(entity)(\(property)) must be unique together" : "\(entity).\(property) must be unique" }
     var valueText: String {
         together ? "(" + values.map { "\($0)" }.joined(separator: ", ") + ")" : values.map { "\($0)" }.joined()

@@ -84,6 +84,8 @@ public final class Context {
     /// background contexts); `scheduled` is true while such a request is outstanding.
     var scheduler: (@Sendable () -> Void)?
     var scheduled = false
+    /// The merge policy (Context+Conflicts.swift).
+    var policy: MergePolicy = .error
     /// The snapshot the context reads while pinned to a query generation (Context+Generation.swift).
     var pinnedSnapshot: ReadTransaction?
 

@@ -118,6 +118,18 @@ enum RecordCoding {
         }.rowVersion
     }
 
+    /// A record's row version, read from its header alone (optimistic locking checks it).
+    static func rowVersion(_ bytes: [UInt8], key: UInt64) throws(DocStoreError) -> UInt64 {
+        try withRaw(bytes) { (raw) throws(DocStoreError) in
+            var reader = RecordReader(bytes: raw, key: key)
+            let version = try reader.byte()
+            guard version == formatVersion else { throw reader.corrupt("record format \(version) is not 1", at: 0) }
+            _ = try reader.varint()
+            _ = try reader.varint()
+            return try reader.varint()
+        }
+    }
+
     /// `body` over the bytes of an array, with typed errors.
     static func withRaw<R>(_ bytes: [UInt8], _ body: (UnsafeRawBufferPointer) throws(DocStoreError) -> R) throws(DocStoreError) -> R {
         let result: Result<R, DocStoreError> = bytes.withUnsafeBytes { raw in
