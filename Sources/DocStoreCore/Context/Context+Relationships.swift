@@ -45,6 +45,7 @@ extension Context {
     /// Reads the records of `keys` whose objects are not loaded into the row cache, in one read
     /// transaction (a to-many relationship's members are usually read next).
     func prefetchRecords(_ keys: [UInt64]) throws(DocStoreError) {
+        guard pinnedSnapshot == nil else { return }   // G2: the row cache holds the latest rows
         let wanted = store.rows.missing(keys.filter { key in
             guard let ref = registry[key] else { return true }
             return ref.takeUnretainedValue().isFault
@@ -52,7 +53,7 @@ extension Context {
         guard wanted.count > 1 else { return }
         let generation = store.rows.generation
         let model = store.model
-        let rows: [(UInt64, [UInt8])] = try store.read { txn in
+        let rows: [(UInt64, [UInt8])] = try readStore { txn in
             var rows: [(UInt64, [UInt8])] = []
             rows.reserveCapacity(wanted.count)
             for key in wanted {
@@ -74,7 +75,7 @@ extension Context {
     /// prefix scan per object, in key order (prefetching reads a level this way).
     func storedMembers(of keys: [UInt64], _ p: PropertyInfo) throws(DocStoreError) -> [[UInt64]] {
         let ordered = p.isOrdered
-        return try store.read { txn throws -> [[UInt64]] in
+        return try readStore { txn throws -> [[UInt64]] in
             var all: [[UInt64]] = []
             all.reserveCapacity(keys.count)
             var cursor = try txn.cursor(in: p.linkTree)

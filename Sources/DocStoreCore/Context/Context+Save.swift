@@ -32,6 +32,7 @@ extension Context {
         for attempt in 1...Self.saveAttempts {
             switch try commitPendingChanges() {
             case .saved:
+                if pinnedSnapshot != nil { try repin() }     // G3: see what it saved
                 return
             case .stale(let stale):
                 try resolve(stale)

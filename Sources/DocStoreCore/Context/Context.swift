@@ -287,9 +287,12 @@ public final class Context {
     /// The stored record of `key`, from the row cache or else the store (then cached); nil
     /// when the store has none.
     func storedRecord(_ key: UInt64, _ entity: EntityInfo) throws(DocStoreError) -> [UInt8]? {
+        if let pinned = pinnedSnapshot {      // G2: the row cache holds the latest rows
+            do { return try pinned.get(PrimaryKey.bytes(key), in: entity.recordsTree) } catch { throw Store.storageError(error) }
+        }
         if let bytes = store.rows.row(key) { return bytes }
         let generation = store.rows.generation
-        let bytes = try store.read { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
+        let bytes = try readStore { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
         if let bytes { store.rows.insert([(key, bytes)], readAt: generation) }
         return bytes
     }
@@ -376,7 +379,7 @@ public final class Context {
         if object.hasChanges && mergeChanges {
             guard let entity = object.entityInfo, let saved = committed[object.key] else { return }
             let current = object.values
-            guard let bytes = try? store.read({ txn in try txn.get(PrimaryKey.bytes(object.key), in: entity.recordsTree) }) else { return }
+            guard let bytes = try? readStore({ txn in try txn.get(PrimaryKey.bytes(object.key), in: entity.recordsTree) }) else { return }
             object.flags.insert(.fault)
             try? load(object, entity, from: bytes)
             committed[object.key] = object.values

@@ -67,12 +67,18 @@ extension Context {
     /// ObjectsDidChange. Save and fetch call it first; the main context and background contexts
     /// also call it on their own soon after a change.
     public func processPendingChanges() {
+        processPendingChanges(merging: pinnedSnapshot == nil)
+    }
+
+    /// `merging`: whether saves waiting in the inbox are merged (not while pinned to an older
+    /// generation, Context+Generation G1).
+    func processPendingChanges(merging: Bool) {
         scheduled = false
         guard !isProcessingChanges else { return }
         isProcessingChanges = true
         defer { isProcessingChanges = false }
         var event = ObjectsDidChange()
-        if let inbox, pinnedSnapshot == nil {
+        if let inbox, merging {
             for transaction in inbox.drain() { merge(transaction, into: &event) }
         }
         if !unprocessed.isEmpty {

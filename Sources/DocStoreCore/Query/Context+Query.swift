@@ -84,7 +84,7 @@ extension Context {
         if plan.sourceIsExact, let (reader, ranges) = plan.source.indexRead, request.fetchAfter == nil,
            !(request.includesPendingChanges && hasPendingObjects(of: plan.kinds)) {
             var n = 0
-            try store.read { txn in
+            try readStore { txn in
                 for range in ranges {
                     try walk(range, of: reader, descending: false, txn) { _, key in
                         if plan.kinds.contains(PrimaryKey.entity(of: key)) { n += 1 }
@@ -248,7 +248,7 @@ extension Context {
 
         switch plan.source {
         case .scan:
-            try store.read { txn in
+            try readStore { txn in
                 for id in plan.kinds.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
                     try txn.forEachRecord(of: kind) { key, bytes in
@@ -267,7 +267,7 @@ extension Context {
                 ranges = ranges.map { QueryPlanner.intersect($0, from) }
             }
             var boundary: [UInt8]?
-            try store.read { txn in
+            try readStore { txn in
                 var lookup = RecordLookup(txn)
                 for range in ascending ? ranges : ranges.reversed() {
                     var stop = false
@@ -295,7 +295,7 @@ extension Context {
             var keys = try candidates(plan.source, entity: plan.entity, evaluator).filter(isWanted)
             if !unique { keys = keys.filter { seen.insert($0).inserted } }
             keys.sort()
-            try store.read { txn in
+            try readStore { txn in
                 var lookup = RecordLookup(txn)
                 for key in keys {
                     guard let (entity, _) = entity(of: key) else { continue }
@@ -413,7 +413,7 @@ extension Context {
         case .keys(let keys): return keys
         case .scan:
             var keys: [UInt64] = []
-            try store.read { txn in
+            try readStore { txn in
                 for id in entity.kindIDs.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
                     try txn.forEachRecord(of: kind) { key, _ in keys.append(key) }
@@ -423,7 +423,7 @@ extension Context {
         case .index, .compound:
             guard let (reader, ranges) = source.indexRead else { return [] }
             var keys: [UInt64] = []
-            try store.read { txn in
+            try readStore { txn in
                 for range in ranges {
                     try walk(range, of: reader, descending: false, txn, counting: evaluator) { _, key in
                         keys.append(key)
