@@ -2,6 +2,8 @@
 // automaticallyMergesChangesFromParent and mergeChanges(fromContextDidSave:).
 //
 //   M1  an inserted object needs nothing (fetches read the store); it is reported as inserted.
+//       An updated object is reported as refreshed whether this context has it or not, so
+//       observers of lists can tell their results may have changed.
 //   M2  an updated object registered here takes its new saved values and row version. Its own
 //       unsaved edits stay on top, property by property (Core Data's refresh with
 //       mergeChanges), and its saved snapshot becomes the new values, so a later save writes
@@ -69,7 +71,12 @@ extension Context {
             case .insert:
                 event.insertedObjectIDs.insert(id)
             case .update:
-                guard let ref = registry[id.primaryKey] else { continue }
+                guard let ref = registry[id.primaryKey] else {
+                    // Not here, but observers (a results controller) may show it.
+                    event.refreshedObjectIDs.insert(id)
+                    event.changedKeys[id, default: []].formUnion(change.updatedProperties)
+                    continue
+                }
                 let object = ref.takeUnretainedValue()
                 guard let entity = object.entityInfo else { continue }
                 let slots = change.updatedProperties.compactMap { entity.slotByName[$0] }

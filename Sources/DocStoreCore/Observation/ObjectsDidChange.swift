@@ -15,8 +15,8 @@ public struct ObjectsDidChange: Sendable, Equatable, CustomStringConvertible {
     public var updatedObjectIDs: Set<ObjectID> = []
     /// Objects deleted in the context, or by another context's save it merged.
     public var deletedObjectIDs: Set<ObjectID> = []
-    /// Registered objects that took new saved values: merged from another context's save,
-    /// refreshed or rolled back.
+    /// Objects whose saved values changed in another context's save this context merged (those
+    /// it has took the new values), and objects refreshed or rolled back here.
     public var refreshedObjectIDs: Set<ObjectID> = []
     /// Objects the context no longer has (rolled-back inserts).
     public var invalidatedObjectIDs: Set<ObjectID> = []

@@ -1,0 +1,176 @@
+// FetchedResultsController: a fetch with sort descriptors and an optional section key path,
+// kept up to date from its context's changes — Core Data's NSFetchedResultsController — and
+// each change reported as a ResultsDifference (ResultsDifference.swift) for a table or list.
+//
+//   FR1  it holds the results as primary keys per section, never objects: a list of a million
+//        objects costs eight bytes an object, and objects are made (a batch at a time with a
+//        batch size) only when `object(at:)` asks.
+//   FR2  it listens to its context's ObjectsDidChange (local edits at processPendingChanges,
+//        merged saves of other contexts); a change of an entity the fetch cannot depend on does
+//        not refetch. A relevant change refetches keys and sections and reports the difference
+//        from the previous state, if any.
+//   FR3  sections follow the first sort key, which must be the section key path (as in Core
+//        Data), so a section's objects are contiguous; counts per section come from one
+//        group-by fetch, not from reading every object.
+
+import Foundation
+
+/// Keeps a sorted, optionally sectioned fetch current and says how it changed.
+///
+/// ```swift
+/// let request = FetchRequest<Note>(sortDescriptors: [SortKey("folder.name"), SortKey("createdAt")])
+/// let controller = try FetchedResultsController(fetchRequest: request, context: context,
+///                                               sectionNameKeyPath: "folder.name")
+/// try controller.performFetch()
+/// controller.onChange = { difference in tableView.apply(difference) }
+/// let first = controller.object(at: IndexPath(item: 0, section: 0))
+/// ```
+public final class FetchedResultsController<Result: ManagedObject> {
+    public let fetchRequest: FetchRequest<Result>
+    public let context: Context
+    /// The key path whose value names each object's section; nil for one unnamed section.
+    public let sectionNameKeyPath: String?
+    /// How many objects `object(at:)` fills at once (0: one at a time).
+    public let batchSize: Int
+    /// Called with every non-empty difference, in the context's domain, after the controller's
+    /// state moved on.
+    public var onChange: ((ResultsDifference) -> Void)?
+
+    private var sectionKeys: ResultsDiffer.Sections = []
+    private var handler: Int?
+    /// Entity IDs whose changes can change the results (nil: any entity).
+    private let watched: Set<UInt32>?
+    private let differences = EventChannel<ResultsDifference>()
+    /// How many times the results were fetched (tests check that unrelated changes do not).
+    private(set) var fetchCount = 0
+
+    /// - Throws: ``DocStoreError/Code/invalidQuery`` when sections are asked for and the first
+    ///   sort key is not the section key path (FR3), or the entity is unknown.
+    public init(fetchRequest: FetchRequest<Result>, context: Context, sectionNameKeyPath: String? = nil,
+                batchSize: Int = 0) throws(DocStoreError) {
+        if let sectionNameKeyPath, fetchRequest.sortDescriptors.first?.keyPath != sectionNameKeyPath {
+            throw DocStoreError(.invalidQuery, "sections by \(sectionNameKeyPath) need it as the first sort key, so that a section's objects are together; the first is \(fetchRequest.sortDescriptors.first?.keyPath ?? "none")")
+        }
+        let name = fetchRequest.entityName ?? context.store.model.entity(ofClass: Result.self)?.name ?? _typeName(Result.self, qualified: false)
+        guard let entity = context.store.model.entity(named: name) else {
+            throw DocStoreError(.invalidQuery, "the schema has no entity \"\(name)\"", entity: name)
+        }
+        self.fetchRequest = fetchRequest
+        self.context = context
+        self.sectionNameKeyPath = sectionNameKeyPath
+        self.batchSize = batchSize
+        // A key path through a relationship (`folder.name`, `ANY tags.name`) depends on other
+        // entities' objects: any change may matter.
+        let paths = fetchRequest.sortDescriptors.map(\.keyPath) + (sectionNameKeyPath.map { [$0] } ?? [])
+        let crossesRelationships = paths.contains { $0.contains(".") } || (fetchRequest.predicate.map { "\($0)".contains(".") } ?? false)
+        watched = crossesRelationships ? nil : entity.kindIDs
+    }
+
+    deinit {
+        if let handler { context.removeChangeHandler(handler) }
+    }
+
+    /// Fetches the results and starts following the context's changes.
+    public func performFetch() throws(DocStoreError) {
+        sectionKeys = try fetchSections()
+        if handler == nil {
+            handler = context.addChangeHandler { [weak self] change in self?.contextDidChange(change) }
+        }
+    }
+
+    /// The current state as object IDs.
+    public var snapshot: ResultsSnapshot {
+        ResultsSnapshot(sections: sectionKeys.map { ResultsSnapshot.Section(name: $0.name, objectIDs: $0.keys.map(objectID)) })
+    }
+
+    /// Every difference from now on, as an AsyncSequence (the same values `onChange` gets).
+    public func changes() -> AsyncStream<ResultsDifference> { differences.stream() }
+
+    /// The section names, in order.
+    public var sectionNames: [String] { sectionKeys.map(\.name) }
+
+    /// The number of objects in `section`.
+    public func numberOfObjects(inSection section: Int) -> Int {
+        section < sectionKeys.count ? sectionKeys[section].keys.count : 0
+    }
+
+    /// How many objects there are in all.
+    public var count: Int { sectionKeys.reduce(0) { $0 + $1.keys.count } }
+
+    /// The object at `indexPath` (a fault filled with its batch when a batch size is set).
+    ///
+    /// - Throws: ``DocStoreError/Code/objectNotFound`` for an index path outside the results.
+    public func object(at indexPath: IndexPath) throws(DocStoreError) -> Result {
+        guard indexPath.section < sectionKeys.count, indexPath.item < sectionKeys[indexPath.section].keys.count else {
+            throw DocStoreError(.objectNotFound, "no object at section \(indexPath.section), item \(indexPath.item) (\(sectionKeys.count) sections)")
+        }
+        let keys = sectionKeys[indexPath.section].keys
+        if batchSize > 1 {
+            let start = indexPath.item / batchSize * batchSize
+            try context.prefetchRecords(Array(keys[start..<min(start + batchSize, keys.count)]))
+        }
+        guard let object = try context.materialize(keys[indexPath.item]) as? Result else {
+            throw DocStoreError(.typeMismatch, "the object at \(indexPath) is not a \(Result.self)")
+        }
+        return object
+    }
+
+    /// Where `object` is, if it is in the results.
+    public func indexPath(for object: ManagedObject) -> IndexPath? {
+        for (s, section) in sectionKeys.enumerated() {
+            if let i = section.keys.firstIndex(of: object.key) { return IndexPath(item: i, section: s) }
+        }
+        return nil
+    }
+
+    // MARK: - Following changes (FR2)
+
+    private func contextDidChange(_ change: ObjectsDidChange) {
+        if let watched, !change.invalidatedAllObjects,
+           !change.allObjectIDs.contains(where: { watched.contains(PrimaryKey.entity(of: $0.primaryKey)) }) {
+            return
+        }
+        guard let fresh = try? fetchSections() else { return }
+        let updated = Set(change.updatedObjectIDs.union(change.refreshedObjectIDs).map(\.primaryKey))
+        let difference = ResultsDiffer(id: objectID).difference(from: sectionKeys, to: fresh, updated: updated)
+        sectionKeys = fresh
+        guard !difference.isEmpty else { return }
+        onChange?(difference)
+        differences.send(difference)
+    }
+
+    private func objectID(_ key: UInt64) -> ObjectID {
+        ObjectID(store: context.store.identifier, entity: context.store.model.entity(ofKey: key)?.name ?? "?", key: key)
+    }
+
+    /// The results as keys per section (FR1, FR3).
+    private func fetchSections() throws(DocStoreError) -> ResultsDiffer.Sections {
+        fetchCount += 1
+        let keys = try context.fetchIdentifiers(fetchRequest).map(\.primaryKey)
+        guard let sectionNameKeyPath else { return [("", keys)] }
+        var grouped = fetchRequest
+        grouped.propertiesToGroupBy = [sectionNameKeyPath]
+        grouped.propertiesToFetch = [FetchProperty(sectionNameKeyPath, as: "section"), .count(as: "count")]
+        grouped.fetchLimit = 0
+        grouped.fetchOffset = 0
+        var out: ResultsDiffer.Sections = []
+        var start = 0
+        for group in try context.fetchDictionaries(grouped) {
+            let n = (group["count"] as? Int) ?? 0
+            guard n > 0, start < keys.count else { continue }
+            let end = min(keys.count, start + n)
+            out.append((Self.sectionName(group["section"] ?? nil), Array(keys[start..<end])))
+            start = end
+        }
+        return out
+    }
+
+    /// A section key path value as a section name: its description, "" for nil.
+    static func sectionName(_ value: Any?) -> String {
+        switch value {
+        case nil, is NSNull: ""
+        case let s as String: s
+        case let some?: "\(some)"
+        }
+    }
+}

@@ -1,0 +1,208 @@
+// The results controller (FetchedResultsController.swift FR1–FR3, ResultsDifference.swift
+// RD1–RD3): inserts, deletes, moves and updates with index paths, section inserts and deletes;
+// on every step of a random workload (fixed seed) the difference applied to the previous
+// snapshot equals the controller's new state and an independent fresh fetch; unrelated entities
+// do not refetch; a batch size keeps objects unmade.
+
+import DocStoreTestSupport
+import Foundation
+import Testing
+
+@testable import DocStore
+@testable import DocStoreCore
+
+@Suite struct ResultsControllerTests {
+    func store() throws -> Store { try Store.inMemory(models: ModelClassTests.models) }
+
+    /// Notes sorted by title (then key): the controller's order computed by hand.
+    func expectedByTitle(_ c: Context) throws -> ResultsSnapshot {
+        let notes = try Context(store: c.store).fetch(Note.self)
+            .sorted { ($0.title, $0.objectID?.primaryKey ?? 0) < ($1.title, $1.objectID?.primaryKey ?? 0) }
+        return ResultsSnapshot(sections: notes.isEmpty ? [] : [.init(name: "", objectIDs: notes.compactMap(\.objectID))])
+    }
+
+    @Test func rowInsertsDeletesMovesAndUpdatesHaveIndexPaths() throws {
+        let store = try store()
+        let c = Context(store: store)
+        let notes = ["b", "d", "f"].map { Note(title: $0) }
+        for n in notes { try c.insert(n) }
+        try c.save()
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: c)
+        try controller.performFetch()
+        var seen: [ResultsDifference] = []
+        controller.onChange = { seen.append($0) }
+        #expect(controller.count == 3 && controller.sectionNames == [""])
+        #expect(try controller.object(at: IndexPath(item: 1, section: 0)).title == "d")
+
+        let a = Note(title: "a")
+        try c.insert(a)                                   // insert at 0
+        c.processPendingChanges()
+        var d = try #require(seen.last)
+        #expect(d.changes == [.init(type: .insert, objectID: try #require(a.objectID), indexPath: nil, newIndexPath: IndexPath(item: 0, section: 0))])
+
+        notes[2].title = "c"                              // f → c: moves from 3 to 2
+        notes[0].isRead = true                            // b changes in place
+        c.processPendingChanges()
+        d = try #require(seen.last)
+        let f = try #require(notes[2].objectID), b = try #require(notes[0].objectID)
+        #expect(d.changes.contains(.init(type: .move, objectID: f, indexPath: IndexPath(item: 3, section: 0), newIndexPath: IndexPath(item: 2, section: 0))))
+        #expect(d.changes.contains(.init(type: .update, objectID: b, indexPath: IndexPath(item: 1, section: 0), newIndexPath: IndexPath(item: 1, section: 0))))
+        #expect(d.changes.count == 2)
+
+        try c.delete(notes[1])                            // d goes
+        c.processPendingChanges()
+        d = try #require(seen.last)
+        #expect(d.changes.map(\.type) == [.delete] && d.changes.first?.indexPath == IndexPath(item: 3, section: 0))
+        #expect(controller.snapshot.objectIDs.count == 3)
+        #expect(controller.indexPath(for: a) == IndexPath(item: 0, section: 0))
+        #expect(throws: DocStoreError.self) { try controller.object(at: IndexPath(item: 9, section: 0)) }
+    }
+
+    @Test func sectionsAppearAndGoAsTheirObjectsDo() throws {
+        let store = try store()
+        let c = Context(store: store)
+        let work = Folder(name: "Work"), home = Folder(name: "Home")
+        let report = Note(title: "report", folder: work)
+        let milk = Note(title: "milk", folder: home)
+        try c.insert(work)
+        try c.insert(home)
+        try c.save()
+        let request = FetchRequest<Note>(sortDescriptors: [SortKey("folder.name"), SortKey("title")])
+        let controller = try FetchedResultsController(fetchRequest: request, context: c, sectionNameKeyPath: "folder.name")
+        try controller.performFetch()
+        #expect(controller.sectionNames == ["Home", "Work"])
+        var seen: [ResultsDifference] = []
+        controller.onChange = { seen.append($0) }
+
+        report.folder = home                              // Work empties: its section goes; report moves
+        c.processPendingChanges()
+        var d = try #require(seen.last)
+        #expect(d.sectionChanges.map(\.type) == [.delete] && d.sectionChanges.first?.index == 1)
+        #expect(controller.sectionNames == ["Home"])
+        #expect(controller.snapshot.sections.first?.objectIDs == [milk.objectID, report.objectID].compactMap { $0 })
+
+        let garden = Folder(name: "Garden")
+        try c.insert(Note(title: "seeds", folder: garden))
+        c.processPendingChanges()
+        d = try #require(seen.last)
+        #expect(d.sectionChanges.map(\.type) == [.insert] && d.sectionChanges.first?.name == "Garden" && d.sectionChanges.first?.index == 0)
+        #expect(d.changes.isEmpty)
+        #expect(throws: DocStoreError.self) {
+            try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: c, sectionNameKeyPath: "folder.name")
+        }
+    }
+
+    @Test(arguments: [0x5EC7_1085, 1, 42] as [UInt64])
+    func everyDifferenceOfARandomWorkloadLeadsToAFreshFetch(_ seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let store = try store()
+        let ui = Context(store: store, name: "ui")
+        ui.automaticallyMergesChangesFromParent = true
+        let writer = Context(store: store, name: "writer")
+        var folders: [Folder] = (0..<3).map { Folder(name: "F\($0)") }
+        for f in folders { try writer.insert(f) }
+        try writer.save()
+
+        let request = FetchRequest<Note>(sortDescriptors: [SortKey("folder.name"), SortKey("title")])
+        let controller = try FetchedResultsController(fetchRequest: request, context: ui, sectionNameKeyPath: "folder.name")
+        try controller.performFetch()
+        var differences: [ResultsDifference] = []
+        controller.onChange = { differences.append($0) }
+        var titles = 0
+
+        func expected() throws -> ResultsSnapshot {
+            let notes = try Context(store: store).fetch(Note.self)
+            let sorted = notes.sorted {
+                ($0.folder?.name ?? "", $0.title, $0.objectID?.primaryKey ?? 0) < ($1.folder?.name ?? "", $1.title, $1.objectID?.primaryKey ?? 0)
+            }
+            var sections: [ResultsSnapshot.Section] = []
+            for n in sorted {
+                let name = n.folder?.name ?? ""
+                if sections.last?.name != name { sections.append(.init(name: name, objectIDs: [])) }
+                sections[sections.count - 1].objectIDs.append(n.objectID!)
+            }
+            return ResultsSnapshot(sections: sections)
+        }
+
+        for step in 0..<150 {
+            let notes = try writer.fetch(Note.self)
+            switch rng.next() % 7 {
+            case 0, 1:
+                titles += 1
+                let folder = rng.next() % 5 == 0 ? nil : folders[Int(rng.next() % UInt64(folders.count))]
+                try writer.insert(Note(title: "t\(rng.next() % 40)", folder: folder))
+            case 2 where !notes.isEmpty:
+                try writer.delete(notes[Int(rng.next() % UInt64(notes.count))])
+            case 3 where !notes.isEmpty:
+                notes[Int(rng.next() % UInt64(notes.count))].title = "t\(rng.next() % 40)"
+            case 4 where !notes.isEmpty:
+                notes[Int(rng.next() % UInt64(notes.count))].folder = folders[Int(rng.next() % UInt64(folders.count))]
+            case 5:
+                folders[Int(rng.next() % UInt64(folders.count))].name = "F\(rng.next() % 1000)"
+            default:
+                let f = Folder(name: "N\(step)")
+                folders.append(f)
+                try writer.insert(f)
+                for note in notes.prefix(2) { note.folder = f }
+            }
+            writer.mergePolicy = .mergeByPropertyObjectTrump
+            try writer.save()
+            let before = controller.snapshot
+            let count = differences.count
+            ui.processPendingChanges()
+            let after = controller.snapshot
+            let fresh = try expected()
+            #expect(after == fresh, "seed \(seed) step \(step): the controller's state is not a fresh fetch")
+            if differences.count > count, let last = differences.last {
+                #expect(before.applying(last) == after, "seed \(seed) step \(step): \(last) does not lead from the old state to the new")
+            } else {
+                #expect(before == after, "seed \(seed) step \(step): the state changed with no difference reported")
+            }
+        }
+        #expect(differences.count > 100)
+    }
+
+    @Test func changesOfUnrelatedEntitiesDoNotRefetch() throws {
+        let store = try store()
+        let c = Context(store: store)
+        try c.insert(Note(title: "a"))
+        try c.save()
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: c)
+        try controller.performFetch()
+        let fetches = controller.fetchCount
+        try c.insert(Tag(name: "swift"))
+        c.processPendingChanges()
+        #expect(controller.fetchCount == fetches)
+        try c.insert(Note(title: "b"))
+        c.processPendingChanges()
+        #expect(controller.fetchCount == fetches + 1)
+    }
+
+    @Test func aBatchSizeKeepsObjectsUnmadeUntilAsked() throws {
+        let store = try store()
+        let c = Context(store: store)
+        for i in 0..<5000 { try c.insert(Note(title: String(format: "n%05d", i))) }
+        try c.save()
+        let reader = Context(store: store)
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: reader, batchSize: 50)
+        try controller.performFetch()
+        #expect(controller.count == 5000)
+        #expect(reader.registeredObjects.isEmpty)
+        let note = try controller.object(at: IndexPath(item: 4321, section: 0))
+        #expect(note.title == "n04321")
+        #expect(reader.registeredObjects.count == 1)
+    }
+
+    @Test func theAsyncStreamCarriesTheSameDifferences() async throws {
+        let store = try store()
+        let c = Context(store: store)
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: c)
+        try controller.performFetch()
+        let stream = controller.changes()
+        try c.insert(Note(title: "x"))
+        c.processPendingChanges()
+        var iterator = stream.makeAsyncIterator()
+        let first = try #require(await iterator.next())
+        #expect(first.changes.map(\.type) == [.insert])
+    }
+}
