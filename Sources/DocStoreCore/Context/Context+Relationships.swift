@@ -36,7 +36,11 @@ extension Context {
     func members(of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
         let state = toManyState(of: object, p)
         if let members = state.members { return members }
-        state.load(stored: try storedMembers(of: object.key, p))
+        if let inherited = try parent?.currentMembers(of: object.key, p) {    // Context+Child CC2
+            state.load(stored: inherited)
+        } else {
+            state.load(stored: try storedMembers(of: object.key, p))
+        }
         let members = state.members ?? []
         try prefetchRecords(members)
         return members

@@ -27,6 +27,7 @@ extension Context {
         guard hasChanges else { return }
         for object in Array(changed.values) where !object.isInvalidated { object.willSave() }
         try validatePendingChanges()
+        if parent != nil { return try pushChangesToParent() }     // Context+Child CC4
         // K2: each attempt that meets conflicts resolves all it met, or throws; the store may
         // change again before the next, so the attempts are bounded.
         for attempt in 1...Self.saveAttempts {
@@ -126,6 +127,18 @@ extension Context {
         }
 
         // S1: the transaction committed; now the context catches up.
+        settle(objects, rewritten: rewritten)
+        unprocessed.removeAll()
+        for o in objects where !o.isDeleted { o.didSave() }
+        if let token, didSaveChannel.hasSubscribers {
+            didSaveChannel.send(HistoryTransaction(history, lsn: token.value, origin: serial, model: store.model, storeID: store.identifier))
+        }
+        return .saved
+    }
+
+    /// After a save (to the store or a parent): the saved changes are the objects' baseline now.
+    /// Deleted objects leave the context; rewritten records moved to their next row version.
+    func settle(_ objects: [ManagedObject], rewritten: Set<UInt64>) {
         undo?.removeAllActions()
         changed = [:]
         committed = [:]
@@ -146,12 +159,6 @@ extension Context {
                 state.orderChanged = false
             }
         }
-        unprocessed.removeAll()
-        for o in objects where !o.isDeleted { o.didSave() }
-        if let token, didSaveChannel.hasSubscribers {
-            didSaveChannel.send(HistoryTransaction(history, lsn: token.value, origin: serial, model: store.model, storeID: store.identifier))
-        }
-        return .saved
     }
 
     /// What a save records in history (H2): an insert, an update with the properties whose

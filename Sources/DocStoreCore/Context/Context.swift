@@ -43,6 +43,9 @@ private let contextSerials = Atomic<UInt64>(0)
 public final class Context {
     /// The store this context reads from and saves to.
     public let store: Store
+    /// The context a child context saves into (Context+Child.swift); nil for a context of the
+    /// store.
+    public let parent: Context?
     /// A name for the context, shown in history and descriptions.
     public var name: String?
 
@@ -93,6 +96,18 @@ public final class Context {
     public init(store: Store, name: String? = nil) {
         self.store = store
         self.name = name
+        self.parent = nil
+    }
+
+    /// A child context of `parent` (Core Data's `parent` context): it reads the parent's objects
+    /// as the parent has them, unsaved changes included, and its ``save()`` hands its changes to
+    /// the parent rather than the store — the parent's save makes them durable. A scratch pad
+    /// for an editing sheet: save to keep the edits, drop the context to forget them.
+    /// It lives in the parent's isolation domain (both are not Sendable).
+    public init(parent: Context, name: String? = nil) {
+        self.store = parent.store
+        self.name = name
+        self.parent = parent
     }
 
     // MARK: - Change sets
@@ -202,10 +217,12 @@ public final class Context {
         }
     }
 
-    private func attachNew(_ object: ManagedObject, _ entity: EntityInfo) {
+    /// `key`: an ID handed out before (a child's insert reaching its parent); `awake`: whether
+    /// awakeFromInsert runs (it ran in the child).
+    func attachNew(_ object: ManagedObject, _ entity: EntityInfo, key: UInt64? = nil, awake: Bool = true) {
         object.entityInfo = entity
         object.context = self
-        object.key = store.nextKey(for: entity)
+        object.key = key ?? store.nextKey(for: entity)
         object.flags = [.inserted, .recordChanged]
         var values = entity.defaults
         for slot in 0..<min(values.count, object.values.count) where !object.values[slot].isNull {
@@ -223,7 +240,7 @@ public final class Context {
         changed[object.key] = object
         if observesChanges { noteChange(object.key) }
         recordForUndo(object, isNew: true)
-        object.awakeFromInsert()
+        if awake { object.awakeFromInsert() }
     }
 
     private func undelete(_ object: ManagedObject) {
@@ -280,6 +297,14 @@ public final class Context {
     /// with its attributes' defaults.
     func fulfill(_ object: ManagedObject) throws(DocStoreError) {
         guard object.flags.contains(.fault), let entity = object.entityInfo else { return }
+        if let parent, let state = try parent.currentState(of: object.key) {    // CC1
+            object.values = state.values
+            object.rowVersion = state.rowVersion
+            object.flags.remove(.fault)
+            if state.isDeleted { object.flags.insert(.deleted) }
+            object.awakeFromFetch()
+            return
+        }
         try load(object, entity, from: try storedRecord(object.key, entity))
         object.awakeFromFetch()
     }

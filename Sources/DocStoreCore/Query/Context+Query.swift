@@ -108,7 +108,7 @@ extension Context {
     /// index entries, records, and how many objects matched — SQL's EXPLAIN ANALYZE.
     public func explain<T: ManagedObject>(_ request: FetchRequest<T>, analyze: Bool = false) throws(DocStoreError) -> String {
         let (plan, evaluator) = try prepare(request)
-        let pending = request.includesPendingChanges ? pendingObjects(of: plan.kinds).count : nil
+        let pending = request.includesPendingChanges ? try pendingObjects(of: plan.kinds).count : nil
         var text = plan.explanation(limit: request.fetchLimit, offset: request.fetchOffset, pendingCandidates: pending)
         if analyze {
             let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: false)
@@ -140,12 +140,22 @@ extension Context {
         return (plan, QueryEvaluator(context: self, includesPendingChanges: request.includesPendingChanges))
     }
 
-    private func pendingObjects(of kinds: Set<UInt32>) -> [ManagedObject] {
-        changed.values.filter { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
+    /// The unsaved objects of `kinds` a fetch tests with their unsaved values (F2): this
+    /// context's, and in a child context its ancestors' as this context sees them (CC3).
+    private func pendingObjects(of kinds: Set<UInt32>) throws(DocStoreError) -> [ManagedObject] {
+        var out = changed.values.filter { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
+        guard let parent else { return out }
+        for key in parent.pendingKeys(of: kinds) where changed[key] == nil {
+            let mirror = try materialize(key)
+            try fulfill(mirror)      // a deletion in the parent shows once it is read
+            out.append(mirror)
+        }
+        return out
     }
 
     private func hasPendingObjects(of kinds: Set<UInt32>) -> Bool {
         changed.values.contains { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
+            || !(parent?.pendingKeys(of: kinds).isEmpty ?? true)
     }
 
     /// The matches of a plan, ordered (`ordered`, or whenever a window is cut) and windowed.
@@ -162,7 +172,7 @@ extension Context {
         var tally = 0
         let limit = windowed ? request.fetchLimit : 0
         let offset = windowed ? request.fetchOffset : 0
-        let pending = evaluator.includesPendingChanges ? pendingObjects(of: plan.kinds) : []
+        let pending = evaluator.includesPendingChanges ? try pendingObjects(of: plan.kinds) : []
         let pendingKeys = Set(pending.map(\.key))
         var rows: [QueryRow] = []
 
@@ -442,7 +452,7 @@ extension Context {
             var targetKeys = try candidates(targets, entity: destination, evaluator)
             // Unsaved targets may match the filter with their unsaved values (given targets have none).
             if filter != nil, evaluator.includesPendingChanges {
-                targetKeys += pendingObjects(of: destination.kindIDs).map(\.key)
+                targetKeys += try pendingObjects(of: destination.kindIDs).map(\.key)
             }
             for target in targetKeys where seen.insert(target).inserted {
                 guard let targetEntity = store.model.entity(ofKey: target),
