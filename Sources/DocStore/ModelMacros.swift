@@ -15,7 +15,7 @@ import Foundation
 /// Makes a `ManagedObject` subclass a model class: every stored `var` becomes a persisted
 /// attribute or relationship (decided by its type), read lazily from the store and tracked for
 /// save. `isAbstract: true` declares an entity with no objects of its own.
-@attached(member, names: named(_$entityDescription), named(_$declaredPropertyNames), prefixed(_$slotBase),
+@attached(member, names: named(_$entityDescription), named(_$declaredPropertyNames), named(_$observedValueChanged), prefixed(_$slotBase),
           prefixed(_$keyPaths), named(_$keyPathNames),
           named(_$slotCount), prefixed(_$pending), named(_$absorbPending), named(init))
 @attached(memberAttribute)

@@ -6,7 +6,8 @@
 //     slot k of this class (PersistedPropertyMacro);
 //   - members: the entity description (`_$entityDescription`, built at run time so the
 //     compiler's types decide attribute vs relationship), the declared property names, the
-//     pending values of phase-one initialization (`_$pending`), `_$absorbPending()`, the
+//     pending values of phase-one initialization (`_$pending`), `_$absorbPending()`,
+//     `_$observedValueChanged(slot:)` (tells Observation a slot changed outside its setter), the
 //     initializer a context uses to make faults, and `init()` when the class declares none.
 // Inverse key paths (`@Relationship(inverse: \Folder.notes)`) are read by their last component,
 // and so are the key paths of `#Index` and `#Unique` declarations in the class body.
@@ -166,6 +167,14 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
                 super._$absorbPending()
                 _$applyPending(_$pending\(raw: className), base: \(raw: className)._$slotBase\(raw: className))
                 _$pending\(raw: className) = DocStore._$PendingValues()
+            }
+            """,
+            """
+            override public func _$observedValueChanged(slot: Int) {
+                switch slot &- \(raw: className)._$slotBase\(raw: className) {
+                \(raw: properties.enumerated().map { "case \($0.offset): DocStore._$notifyObservers(self, \\\(className).\($0.element.name))" }.joined(separator: "\n"))
+                default: super._$observedValueChanged(slot: slot)
+                }
             }
             """,
             """

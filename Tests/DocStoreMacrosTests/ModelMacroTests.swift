@@ -116,6 +116,19 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                     _$pendingNote = DocStore._$PendingValues()
                 }
 
+                override public func _$observedValueChanged(slot: Int) {
+                    switch slot &- Note._$slotBaseNote {
+                    case 0:
+                        DocStore._$notifyObservers(self, \\Note.title)
+                    case 1:
+                        DocStore._$notifyObservers(self, \\Note.folder)
+                    case 2:
+                        DocStore._$notifyObservers(self, \\Note.tags)
+                    default:
+                        super._$observedValueChanged(slot: slot)
+                    }
+                }
+
                 public required init(_$fault token: DocStore._$FaultToken) {
                     self.folder = nil
                     self.tags = []

@@ -5,6 +5,8 @@
 // context processes changes on its own.
 
 import Foundation
+import Observation
+import Synchronization
 import Testing
 
 @testable import DocStore
@@ -54,6 +56,23 @@ import Testing
         let again = try #require(try store.history().last)
         reader.mergeChanges(from: again)
         #expect(milk.title == "oat milk" && inbox.notes.count == 3)
+    }
+
+    @Test func observersOfAPropertyHearOfAMergedChange() throws {
+        let (store, ids) = try seeded()
+        let reader = Context(store: store)
+        reader.automaticallyMergesChangesFromParent = true
+        let milk = try #require(try reader.existingObject(with: ids[1]) as? Note)
+        final class Flags: Sendable { let title = Mutex(0), rating = Mutex(0) }
+        let flags = Flags()
+        withObservationTracking { _ = milk.title } onChange: { flags.title.withLock { $0 += 1 } }
+        withObservationTracking { _ = milk.rating } onChange: { flags.rating.withLock { $0 += 1 } }
+        let writer = Context(store: store)
+        (try writer.existingObject(with: ids[1]) as? Note)?.title = "oat milk"
+        try writer.save()
+        reader.processPendingChanges()
+        #expect(flags.title.withLock { $0 } == 1)
+        #expect(flags.rating.withLock { $0 } == 0)       // unchanged: not told
     }
 
     @Test func aDeletedObjectLeavesTheContextUnlessItHasUnsavedChanges() throws {

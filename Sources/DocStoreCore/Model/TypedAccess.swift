@@ -175,6 +175,12 @@ public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slo
     writeObjects(object, slot, keyPath, value, toOne: false)
 }
 
+/// Tells observers of `keyPath` that it changed (for @Model's `_$observedValueChanged`): only
+/// an object whose registrar exists can have observers.
+public func _$notifyObservers<Root: ManagedObject, V>(_ object: Root, _ keyPath: KeyPath<Root, V>) {
+    object.registrar?.withMutation(of: object, keyPath: keyPath) {}
+}
+
 /// Runs `mutation`, telling observers of `keyPath` if anyone can be observing: an object whose
 /// registrar was never made has never been read, so no observation can be tracking it.
 private func mutate<Root: ManagedObject, V>(_ object: Root, _ keyPath: KeyPath<Root, V>, _ mutation: () -> Void) {

@@ -13,6 +13,8 @@
 //       invalidated), and leaves the loaded relationships that held it; one with unsaved
 //       changes stays, and its save meets the deletion as a conflict (Context+Conflicts.swift).
 //   M4  merging the same transaction twice changes nothing the second time.
+//   M5  observers of an object's properties (Observation) hear of each property a merge
+//       changed, as if it had been set.
 
 internal import DocStoreEngine
 
@@ -103,6 +105,7 @@ extension Context {
             guard let bytes = try? storedRecord(object.key, entity),
                   let version = try? RecordCoding.decode(bytes, key: object.key, into: &fresh, slotForField: entity.slotForField)
             else { return }
+            let before = object.values
             if changed[object.key] != nil {
                 let saved = committed[object.key] ?? object.values
                 var merged = fresh
@@ -115,6 +118,14 @@ extension Context {
                 object.values = fresh
             }
             object.rowVersion = version
+            if object.registrar != nil {      // Observation: only a read object can be observed
+                for slot in object.values.indices where slot < before.count && before[slot] != object.values[slot] {
+                    object._$observedValueChanged(slot: slot)
+                }
+            }
+        }
+        if object.registrar != nil {
+            for slot in slots where entity.properties[slot].isToMany { object._$observedValueChanged(slot: slot) }
         }
         event.refreshedObjectIDs.insert(id)
         event.changedKeys[id, default: []].formUnion(names)
