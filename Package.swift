@@ -50,6 +50,7 @@ let package = Package(
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreEngine", "DocStoreTestSupport", "DocStoreQueryTestSupport"]),
+        .testTarget(name: "DocStoreStressTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreTestSupport"]),
         .testTarget(
             name: "DocStoreMacrosTests",
             dependencies: [

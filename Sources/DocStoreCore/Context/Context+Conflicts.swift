@@ -134,8 +134,15 @@ extension Context {
         let snapshot = committed[o.key] ?? o.values
         committed[o.key] = stored
         o.rowVersion = s.rowVersion
-        if o.isDeleted { return }     // a delete goes through
-        let result = try resolvedValues(resolution, entity, mine: o.values, theirs: stored, base: snapshot)
+        for (_, state) in o.toMany ?? ToManyStates() { state.rebase() }   // links from the store as it is now
+        if o.isDeleted {
+            // The delete goes through, with its rules applied to what the store relates it to now.
+            try reapplyDeleteRules(of: o, stored: stored, snapshot: snapshot)
+            return
+        }
+        // Only its links changed here: it has no values of its own to assert.
+        let own = snapshot == o.values ? MergeResolution.keepStore : resolution
+        let result = try resolvedValues(own, entity, mine: o.values, theirs: stored, base: snapshot)
         try setRecordValues(result, of: o, entity, stored: stored)
     }
 
@@ -185,6 +192,27 @@ extension Context {
                 o.flags.insert(.recordChanged)
             }
         }
+    }
+
+    /// Gives `o` the store's values and row version, its unsaved edits staying on top (a merge,
+    /// a refresh that merges): the saved snapshot becomes the store's values, and where an edited
+    /// to-one overrides a target the store changed, the store's inverse half is dropped (K4).
+    func adoptStoredValues(_ o: ManagedObject, _ entity: EntityInfo, stored: [StoredValue], rowVersion: UInt64) {
+        let snapshot = committed[o.key] ?? o.values
+        var result = stored
+        if changed[o.key] != nil {
+            for slot in o.values.indices where slot < snapshot.count && slot < result.count && o.values[slot] != snapshot[slot] {
+                result[slot] = o.values[slot]
+                let p = entity.properties[slot]
+                if p.isToOne, stored[slot] != snapshot[slot], stored[slot] != o.values[slot], case .reference(let was) = stored[slot],
+                   let target = try? materialize(was), let q = inverse(of: p, on: target) {
+                    try? removeHalf(target, q, o)
+                }
+            }
+            committed[o.key] = stored
+        }
+        o.values = result
+        o.rowVersion = rowVersion
     }
 
     /// Drops `o` from the context and from the pending halves of its links (an object

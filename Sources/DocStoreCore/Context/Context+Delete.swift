@@ -29,34 +29,82 @@ extension Context {
         isPropagatingDelete = true
         defer { isPropagatingDelete = false; journal = nil }
         do {
-            var work: [ManagedObject] = [object]
-            while let next = work.popLast() {
-                if next.isDeleted { continue }
-                try willChange(next)
-                next.prepareForDeletion()
-                next.flags.insert(.deleted)
-                guard let entity = next.entityInfo else { continue }
-                for p in entity.properties {
-                    guard let r = p.relationship else { continue }
-                    let targets: [UInt64] = p.isToMany ? try members(of: next, p) : (try toOneKey(of: next, p)).map { [$0] } ?? []
-                    switch r.deleteRule {
-                    case .nullify:
-                        for key in targets { try removeLink(next, p, try materialize(key)) }
-                    case .cascade:
-                        for key in targets {
-                            let target = try materialize(key)
-                            try fulfill(target)
-                            if !target.isDeleted { work.append(target) }
-                        }
-                    case .deny, .noAction:
-                        break
-                    }
-                }
-            }
+            try propagateDeletion([object])
         } catch {
             if let touched = journal { _ = apply(touched) }
             throw error
         }
+    }
+
+    /// Marks `roots` deleted and applies the delete rules from them through the graph.
+    func propagateDeletion(_ roots: [ManagedObject]) throws(DocStoreError) {
+        var work = roots
+        while let next = work.popLast() {
+            if next.isDeleted { continue }
+            try willChange(next)
+            next.prepareForDeletion()
+            next.flags.insert(.deleted)
+            guard let entity = next.entityInfo else { continue }
+            for p in entity.properties where p.relationship != nil {
+                let targets: [UInt64] = p.isToMany ? try members(of: next, p) : (try toOneKey(of: next, p)).map { [$0] } ?? []
+                try applyDeleteRule(of: next, p, to: targets, &work)
+            }
+        }
+    }
+
+    /// Applies `p`'s delete rule of the deleted `object` to `targets`; cascaded ones go to `work`.
+    /// A deny rule is checked at save (D1), unless `denyNow` (the save is under way).
+    func applyDeleteRule(of object: ManagedObject, _ p: PropertyInfo, to targets: [UInt64], _ work: inout [ManagedObject],
+                         denyNow: Bool = false) throws(DocStoreError) {
+        switch p.relationship?.deleteRule {
+        case .nullify?:
+            for key in targets {
+                let target = try materialize(key)
+                try removeLink(object, p, target)
+                if p.isToOne, let q = inverse(of: p, on: target) { try removeHalf(target, q, object) }
+            }
+        case .cascade?:
+            for key in targets {
+                let target = try materialize(key)
+                try fulfill(target)
+                if !target.isDeleted { work.append(target) }
+            }
+        case .deny?:
+            if denyNow, let key = targets.first {
+                let target = try materialize(key)
+                try fulfill(target)
+                if !target.isDeleted {
+                    throw DocStoreError(.deleteDenied, "\(object) cannot be deleted: \(p.name) still reaches \(target) (deny rule)", entity: object.entityInfo?.name, property: p.name)
+                }
+            }
+        case .noAction?, nil:
+            break
+        }
+    }
+
+    /// A delete whose object changed in the store since it was read (Context+Conflicts): its
+    /// delete rules are applied again to what the store relates it to now and this context
+    /// had not seen — a card added to a deleted board meanwhile is cascaded or nullified too.
+    func reapplyDeleteRules(of object: ManagedObject, stored: [StoredValue], snapshot: [StoredValue],
+                            denyNow: Bool = true) throws(DocStoreError) {
+        guard let entity = object.entityInfo else { return }
+        isPropagatingDelete = true
+        defer { isPropagatingDelete = false }
+        var work: [ManagedObject] = []
+        for p in entity.properties where p.relationship != nil {
+            var unseen: [UInt64] = []
+            if p.isToMany {
+                let state = toManyState(of: object, p)
+                for key in try storedMembers(of: object.key, p) where !state.removed.contains(key) && !state.memberSet.contains(key) {
+                    if let ref = registry[key], ref.takeUnretainedValue().isDeleted { continue }
+                    unseen.append(key)
+                }
+            } else if p.slot < stored.count, case .reference(let key) = stored[p.slot], stored[p.slot] != snapshot[p.slot] {
+                unseen.append(key)
+            }
+            try applyDeleteRule(of: object, p, to: unseen, &work, denyNow: denyNow)
+        }
+        try propagateDeletion(work)
     }
 
     /// Whether a deny rule holds `object` back from deletion: the first relationship with the

@@ -9,6 +9,8 @@
 //       key sequences. Any failure (a unique constraint, a storage error) rolls it back whole.
 //   W2  index entries are removed for every changed object before any is added, so values that
 //       swap between objects in one save do not collide.
+//   W3  an object whose to-many links changed gets its next row version (its record is
+//       rewritten with the same values), so concurrent link changes are conflicts (K1).
 //   S1  the context changes only after the transaction committed; a failed save leaves every
 //       change in place, to fix and save again.
 // Implements Format/record.md (records, links, index keys).
@@ -61,11 +63,19 @@ extension Context {
     private func commitPendingChanges() throws(DocStoreError) -> SaveOutcome {
         let objects = changed.values.sorted { $0.key < $1.key }
         // A record is written when its values differ from the saved ones (setting a value and
-        // back again leaves it, its row version and its index entries alone).
-        let rewritten = Set(objects.lazy.filter { o in
+        // back again leaves it, its row version and its index entries alone) — and, with the
+        // same values and its next row version, when only its to-many links changed (W3), so
+        // that another context's save over those links meets a conflict.
+        let valuesChanged = Set(objects.lazy.filter { o in
             !o.isDeleted && (o.isInserted || (o.flags.contains(.recordChanged) && self.committed[o.key] != o.values))
         }.map(\.key))
-        let history = recordedChanges(objects, rewritten: rewritten)
+        var rewritten = valuesChanged
+        for o in objects where !o.isDeleted && !valuesChanged.contains(o.key) && (o.toMany?.contains { $0.state.hasChanges } ?? false) {
+            if o.isFault { try fulfill(o) }
+            if committed[o.key] == nil { committed[o.key] = o.values }   // its version is checked (K1)
+            rewritten.insert(o.key)
+        }
+        let history = recordedChanges(objects, rewritten: valuesChanged)
         let touched = objects.compactMap { o in o.isDeleted || rewritten.contains(o.key) ? o.key : nil }
         var inserted = Set<UInt32>()
         let store = self.store
@@ -87,7 +97,7 @@ extension Context {
                 if !stale.isEmpty { throw DocStoreError(.mergeConflict, "stale objects") }
                 // Phase 1, reads and deletes. W2: old index entries out first.
                 for o in objects where !o.isInserted {
-                    guard let entity = o.entityInfo, o.isDeleted || rewritten.contains(o.key) else { continue }
+                    guard let entity = o.entityInfo, o.isDeleted || valuesChanged.contains(o.key) else { continue }
                     try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
                 }
                 var batch = WriteBatch()
@@ -101,6 +111,8 @@ extension Context {
                     }
                     if rewritten.contains(o.key) {
                         batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                    }
+                    if valuesChanged.contains(o.key) {
                         addIndexEntries(of: o, entity, to: &batch)
                         if o.isInserted { inserted.insert(entity.id) }
                     }

@@ -402,15 +402,14 @@ public final class Context {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.context === self, object.key != 0, !object.isInserted else { return }
         if object.hasChanges && mergeChanges {
-            guard let entity = object.entityInfo, let saved = committed[object.key] else { return }
-            let current = object.values
-            guard let bytes = try? readStore({ txn in try txn.get(PrimaryKey.bytes(object.key), in: entity.recordsTree) }) else { return }
-            object.flags.insert(.fault)
-            try? load(object, entity, from: bytes)
-            committed[object.key] = object.values
-            for slot in current.indices where slot < saved.count && current[slot] != saved[slot] {
-                object.values[slot] = current[slot]
-            }
+            guard let entity = object.entityInfo, !object.isDeleted,
+                  let bytes = try? readStore({ txn in try txn.get(PrimaryKey.bytes(object.key), in: entity.recordsTree) }) else { return }
+            var fresh = entity.defaults
+            guard let version = try? RecordCoding.decode(bytes, key: object.key, into: &fresh, slotForField: entity.slotForField) else { return }
+            if committed[object.key] == nil { committed[object.key] = object.values }
+            adoptStoredValues(object, entity, stored: fresh, rowVersion: version)
+            // Changed links reload on next use; unsaved additions and removals stay.
+            for (_, state) in object.toMany ?? ToManyStates() { state.rebase() }
             return
         }
         object.willTurnIntoFault()

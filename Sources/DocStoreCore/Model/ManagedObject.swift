@@ -310,6 +310,16 @@ final class ToManyState {
         if members != nil, memberSet.remove(key) != nil { members?.removeAll { $0 == key } }
     }
 
+    /// Forgets the loaded members, keeping the unsaved additions and removals: the next read
+    /// loads the store's members again and applies them (a merge or a conflict found the store
+    /// changed). An ordered relationship keeps its flag to be rewritten, in the store's order
+    /// with this context's additions at the end (a reorder made here is not kept).
+    func rebase() {
+        guard !isNew else { return }
+        members = nil
+        memberSet = []
+    }
+
     /// Sets the loaded members from the store, then applies the pending changes.
     func load(stored: [UInt64]) {
         var list = stored.filter { !removed.contains($0) }

@@ -13,6 +13,8 @@
 //       invalidated), and leaves the loaded relationships that held it; one with unsaved
 //       changes stays, and its save meets the deletion as a conflict (Context+Conflicts.swift).
 //   M4  merging the same transaction twice changes nothing the second time.
+//   M6  an object deleted here but changed by the merged save has its delete rules applied to
+//       what the store relates it to now, so its save leaves no half link behind.
 //   M5  observers of an object's properties (Observation) hear of each property a merge
 //       changed, as if it had been set.
 
@@ -93,31 +95,21 @@ extension Context {
     /// M2 for one registered object.
     private func mergeUpdate(_ object: ManagedObject, _ entity: EntityInfo, slots: [Int], id: ObjectID, into event: inout ObjectsDidChange) {
         // Changed to-many relationships reload on next use; unsaved additions and removals stay.
-        for slot in slots where entity.properties[slot].isToMany {
-            if let state = object.toMany?[slot], !state.isNew, !state.orderChanged {
-                state.members = nil
-                state.memberSet = []
-            }
-        }
+        for slot in slots where entity.properties[slot].isToMany { object.toMany?[slot]?.rebase() }
         let names = Set(slots.map { entity.properties[$0].name })
-        if !object.isFault, slots.contains(where: { !entity.properties[$0].isToMany }) {
+        if !object.isFault {      // its row version moved on even when only links changed (W3)
             var fresh = entity.defaults
             guard let bytes = try? storedRecord(object.key, entity),
                   let version = try? RecordCoding.decode(bytes, key: object.key, into: &fresh, slotForField: entity.slotForField)
             else { return }
             let before = object.values
-            if changed[object.key] != nil {
-                let saved = committed[object.key] ?? object.values
-                var merged = fresh
-                for slot in object.values.indices where slot < saved.count && object.values[slot] != saved[slot] {
-                    merged[slot] = object.values[slot]
-                }
-                committed[object.key] = fresh
-                object.values = merged
-            } else {
-                object.values = fresh
+            let snapshot = committed[object.key] ?? object.values
+            adoptStoredValues(object, entity, stored: fresh, rowVersion: version)
+            if object.isDeleted {
+                // Deleted here: what the store now relates it to gets its delete rules too (M6).
+                for slot in slots where entity.properties[slot].isToMany { object.toMany?[slot]?.rebase() }
+                try? reapplyDeleteRules(of: object, stored: fresh, snapshot: snapshot, denyNow: false)
             }
-            object.rowVersion = version
             if object.registrar != nil {      // Observation: only a read object can be observed
                 for slot in object.values.indices where slot < before.count && before[slot] != object.values[slot] {
                     object._$observedValueChanged(slot: slot)
