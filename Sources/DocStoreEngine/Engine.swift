@@ -19,7 +19,6 @@
 // transactions must stay on the thread that runs their closure.
 
 import Foundation
-import Synchronization
 
 /// An open DocStore storage engine: named B+trees of byte keys and values, with snapshot reads,
 /// one writer at a time, a write-ahead log, checkpoints and crash recovery.
@@ -79,7 +78,7 @@ public final class Engine: Sendable {
     let limits: ValuePlacement.Limits
     let groupCommit: GroupCommit
     let writer: WriterLock
-    let published: Mutex<Published>
+    let published: Locked<Published>
     let walFile: (any StorageFile)?
 
     init(paths: Paths, options: EngineOptions, pager: Pager, meta: MetaPage, walFile: (any StorageFile)?, writerState: WriterState) {
@@ -93,7 +92,7 @@ public final class Engine: Sendable {
         self.limits = ValuePlacement.Limits(pageSize: meta.pageSize, blobThreshold: max(options.blobThreshold, 1))
         self.groupCommit = GroupCommit(durable: meta.checkpointLSN)
         self.writer = WriterLock(writerState)
-        self.published = Mutex(Published(lsn: meta.checkpointLSN, catalogRoot: meta.catalogRoot))
+        self.published = Locked(Published(lsn: meta.checkpointLSN, catalogRoot: meta.catalogRoot))
         self.walFile = walFile
     }
 

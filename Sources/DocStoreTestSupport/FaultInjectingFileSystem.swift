@@ -78,13 +78,13 @@ public final class FaultInjectingFileSystem: FileSystem {
         var log: [String] = []
     }
 
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// An empty file system with the directory `/db`.
     public init() {
         var s = State()
         s.directories.insert("/db")
-        state = Mutex(s)
+        state = Locked(s)
     }
 
     /// A file system whose durable and current contents are these files (a crash image).
@@ -99,7 +99,7 @@ public final class FaultInjectingFileSystem: FileSystem {
             s.durableNames[path] = inode
             s.directories.insert(FaultInjectingFileSystem.parent(of: path))
         }
-        state = Mutex(s)
+        state = Locked(s)
     }
 
     // MARK: - Controls

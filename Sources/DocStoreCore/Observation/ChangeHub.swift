@@ -9,12 +9,12 @@
 //   CH3  the hub holds inboxes weakly: a context that goes away stops receiving.
 
 import Foundation
-import Synchronization
+internal import DocStoreEngine
 
 final class ChangeHub: Sendable {
     private struct WeakInbox { weak var inbox: ContextInbox? }
 
-    private let inboxes = Mutex<[ObjectIdentifier: WeakInbox]>([:])
+    private let inboxes = Locked<[ObjectIdentifier: WeakInbox]>([:])
     /// The store-wide change stream.
     let transactions = EventChannel<HistoryTransaction>()
 
@@ -50,7 +50,7 @@ final class ContextInbox: Sendable {
         var wakeScheduled = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     /// The owning context's serial: its own saves are not delivered back.
     let origin: UInt64
     /// Asks the owning context's domain to process pending changes soon (the main actor, a

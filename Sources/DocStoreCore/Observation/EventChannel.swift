@@ -8,6 +8,7 @@
 //   E4  events from one sender arrive in the order they were sent.
 
 import Synchronization
+internal import DocStoreEngine
 
 final class EventChannel<Event: Sendable>: Sendable {
     private struct Subscriber {
@@ -15,7 +16,7 @@ final class EventChannel<Event: Sendable>: Sendable {
         let continuation: AsyncStream<Event>.Continuation
     }
 
-    private let subscribers = Mutex<[Int: Subscriber]>([:])
+    private let subscribers = Locked<[Int: Subscriber]>([:])
     private let nextID = Atomic<Int>(0)
     private let count = Atomic<Int>(0)
 

@@ -20,7 +20,7 @@
 // groups an expression (`(a + b) > 3`). Errors say what was expected, and where.
 
 import Foundation
-import Synchronization
+internal import DocStoreEngine
 
 struct PredicateParser {
     private let tokens: [(token: PredicateToken, at: Int)]
@@ -49,7 +49,7 @@ struct PredicateParser {
     }
 
     /// Parsed formats by text (bounded), so a format used again costs only its substitution.
-    private static let templates = Mutex<[String: Template]>([:])
+    private static let templates = Locked<[String: Template]>([:])
     private static let templateLimit = 512
 
     /// Parses `format`, taking `%` arguments from `arguments` in order.

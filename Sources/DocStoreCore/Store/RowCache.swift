@@ -9,7 +9,7 @@
 // When the cache passes its byte budget it is emptied (the engine's page cache still holds the
 // pages, so a refill is cheap).
 
-import Synchronization
+internal import DocStoreEngine
 
 final class RowCache: Sendable {
     private struct State {
@@ -18,7 +18,7 @@ final class RowCache: Sendable {
         var generation: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
     let budget: Int
 
     init(budget: Int = 64 << 20) {

@@ -34,7 +34,7 @@ public final class Store: Sendable {
     let catalog: Catalog
     let model: StoreModel
     /// The next sequence number per entity ID.
-    private let sequences: Mutex<[UInt32: UInt64]>
+    private let sequences: Locked<[UInt32: UInt64]>
     /// Records below the contexts (RowCache.swift).
     let rows = RowCache()
     /// Where commits are announced (ChangeHub.swift).
@@ -100,7 +100,7 @@ public final class Store: Sendable {
             let catalog = try Store.loadCatalog(engine: engine, schema: schema, classes: classes)
             self.catalog = catalog
             self.model = StoreModel(catalog: catalog, classes: classes)
-            self.sequences = Mutex(try Store.loadSequences(engine: engine, catalog: catalog))
+            self.sequences = Locked(try Store.loadSequences(engine: engine, catalog: catalog))
         } catch {
             try? engine.close()
             throw error

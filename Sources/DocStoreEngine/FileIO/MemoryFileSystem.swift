@@ -14,10 +14,10 @@ public final class MemoryFileSystem: FileSystem {
         var directories: Set<String> = ["/"]
         var lockHolders: [String: ObjectIdentifier] = [:]
     }
-    let state: Mutex<State>
+    let state: Locked<State>
 
     /// Creates an empty file system (only the root directory exists).
-    public init() { state = Mutex(State()) }
+    public init() { state = Locked(State()) }
 
     /// Creates a file system holding these files (path → bytes); their directories are implied.
     public init(files: [String: [UInt8]]) {
@@ -27,7 +27,7 @@ public final class MemoryFileSystem: FileSystem {
             var dir = MemoryFileSystem.parent(of: path)
             while dir != "/" && !dir.isEmpty { s.directories.insert(dir); dir = MemoryFileSystem.parent(of: dir) }
         }
-        state = Mutex(s)
+        state = Locked(s)
     }
 
     /// The bytes of every file, by path.

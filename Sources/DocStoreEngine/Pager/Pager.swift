@@ -14,7 +14,6 @@
 // "Pinned" pages are those whose bytes the file does not hold yet (written since the last
 // checkpoint); they are never evicted. Clean pages are evicted when the cache is over capacity.
 
-import Synchronization
 
 /// Anything B+tree reads can get pages from: a snapshot (through the pager) or a write transaction
 /// (its own new pages first).
@@ -63,13 +62,13 @@ final class Pager: Sendable {
     let file: any StorageFile
     let path: String
     let pageSize: Int
-    let cache: Mutex<Cache>
+    let cache: Locked<Cache>
 
     init(file: any StorageFile, pageSize: Int, cachePages: Int) {
         self.file = file
         self.path = file.path
         self.pageSize = pageSize
-        self.cache = Mutex(Cache(capacity: max(cachePages, 64)))
+        self.cache = Locked(Cache(capacity: max(cachePages, 64)))
     }
 
     /// The page `number`, from the cache or read and validated from the file (I10).
