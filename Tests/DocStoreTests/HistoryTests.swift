@@ -212,3 +212,52 @@ import DocStoreTestSupport
         #expect(try Context(store: store).fetch(Note.self).map(\.title) == ["kept"])
     }
 }
+
+/// Another process reading a store a writer has open: a read-only store sees the commits up to
+/// when it opened, never takes the writer's lock, and polling history after its last token from
+/// a fresh read-only open sees each new transaction exactly once.
+@Suite struct RemoteHistoryTests {
+    @Test func aReadOnlyReaderPollsHistoryWhileTheWriterKeepsTheStoreOpen() throws {
+        let dir = TemporaryDirectory()
+        let url = URL(fileURLWithPath: dir.file("Shared.docstore"))
+        let writer = try Store(url: url, models: HistoryTests.models)
+        let app = Context(store: writer, name: "app")
+        app.transactionAuthor = "app"
+        try app.insert(Note(title: "first"))
+        try app.save()
+
+        var lastToken: HistoryToken?
+        var seen: [String] = []
+        func poll() throws {
+            let reader = try Store(url: url, models: HistoryTests.models, readOnly: true)
+            defer { try? reader.close() }
+            for t in try reader.history(after: lastToken) {
+                seen += t.changes.map { "\($0.changeType) \($0.changedObjectID.number)" }
+                lastToken = t.token
+            }
+        }
+        try poll()
+        #expect(seen == ["insert 1"])
+        let note = Note(title: "second")
+        try app.insert(note)
+        try app.save()
+        note.title = "second, edited"
+        try app.save()
+        try poll()
+        try poll()                                   // nothing new: nothing twice
+        #expect(seen == ["insert 1", "insert 2", "update 2"])
+
+        // A read-only store refuses to save, with a typed error, and the writer is unaffected.
+        let reader = try Store(url: url, models: HistoryTests.models, readOnly: true)
+        let c = Context(store: reader)
+        try c.insert(Note(title: "not allowed"))
+        let error = #expect(throws: DocStoreError.self) { try c.save() }
+        #expect(error?.code == .storage && error?.underlying?.code == .readOnly)
+        try reader.close()
+        try app.insert(Note(title: "third"))
+        try app.save()
+        try poll()
+        #expect(seen.last == "insert 3")
+        try writer.close()
+    }
+}

@@ -48,9 +48,10 @@ public final class Store: Sendable {
     ///   when the file holds a different schema (its ``DocStoreError/problems`` name each
     ///   difference); ``DocStoreError/Code/storage`` for engine errors (locked, corrupt, I/O);
     ///   ``DocStoreError/Code/corrupt`` for a damaged catalog.
-    public convenience init(url: URL, schema: Schema, durability: Durability = .full) throws(DocStoreError) {
+    public convenience init(url: URL, schema: Schema, durability: Durability = .full, readOnly: Bool = false) throws(DocStoreError) {
         var options = EngineOptions()
         options.durability = durability
+        options.readOnly = readOnly
         try self.init(path: url.path, url: url, schema: schema, classes: [:], options: options)
     }
 
@@ -61,9 +62,13 @@ public final class Store: Sendable {
     /// ```
     ///
     /// - Throws: as ``init(url:schema:durability:)``.
-    public convenience init(url: URL, models: [ManagedObject.Type], durability: Durability = .full) throws(DocStoreError) {
+    /// With `readOnly`, the store is opened without the writer's lock, as of its latest commit,
+    /// while another process may have it open for writing (saves throw); reopen it to see later
+    /// commits — README § Another process.
+    public convenience init(url: URL, models: [ManagedObject.Type], durability: Durability = .full, readOnly: Bool = false) throws(DocStoreError) {
         var options = EngineOptions()
         options.durability = durability
+        options.readOnly = readOnly
         try self.init(path: url.path, url: url, schema: Schema(models: models), classes: Store.classes(models), options: options)
     }
 
