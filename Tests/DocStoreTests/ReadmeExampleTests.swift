@@ -133,3 +133,56 @@ enum ReadmeExample {
         #expect(found.map(\.title) == ["Creme brulee", "crème brûlée 9", "Crème Brûlée 10"])
     }
 }
+
+/// The snippets of README § Contexts working together, run as written (with the README's model).
+@Suite struct ReadmeContextExampleTests {
+    typealias Folder = ReadmeExample.Folder
+    typealias Note = ReadmeExample.Note
+    typealias Tag = ReadmeExample.Tag
+
+    @MainActor @Test func theContextSnippetsRunAsWritten() async throws {
+        let store = try Store.inMemory(models: [Folder.self, Note.self, Tag.self])
+        let feed = ["a", "b"]
+        let ui = store.mainContext                        // merges by itself
+        let changes = try ui.objectsDidChange(entities: ["Note"])
+        try await store.performBackgroundTask { context in
+            for item in feed { try context.insert(Note(title: item)) }
+            try context.save()                            // the main context hears of it
+        }
+        var events = changes.makeAsyncIterator()
+        #expect(await events.next()?.insertedObjectIDs.count == 2)
+
+        let context = Context(store: store)
+        try context.insert(Tag(name: "swift"))
+        try context.save()
+        context.mergePolicy = .mergeByPropertyObjectTrump
+        try context.insert(Tag(name: "swift"))            // "swift" exists: no error, one Tag
+        try context.save()
+        #expect(try context.fetch(Tag.self).count == 1)
+
+        let inbox = Folder(name: "Inbox")
+        try ui.insert(Note(title: "c", folder: inbox))
+        try ui.save()
+        let controller = try FetchedResultsController(
+            fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("folder.name"), SortKey("title")]),
+            context: store.mainContext, sectionNameKeyPath: "folder.name", batchSize: 50)
+        try controller.performFetch()
+        var seen: [ResultsDifference] = []
+        controller.onChange = { difference in seen.append(difference) }
+        let first = try controller.object(at: IndexPath(item: 0, section: 0))
+        #expect(controller.sectionNames == ["", "Inbox"] && first.title == "a")
+        try ui.insert(Note(title: "d", folder: inbox))
+        ui.processPendingChanges()
+        #expect(seen.last?.changes.map(\.newIndexPath) == [IndexPath(item: 1, section: 1)])
+
+        var lastToken: HistoryToken?
+        var uploaded: [HistoryChange] = []
+        func upload(_ changes: [HistoryChange]) { uploaded += changes }
+        let transactions = try store.history(after: lastToken, entities: ["Note"])   // also author:, contextName:
+        for t in transactions where t.author != "sync" { upload(t.changes) }
+        lastToken = transactions.last?.token ?? lastToken
+        try store.deleteHistory(through: lastToken!)                                 // or before: date
+        #expect(uploaded.filter { $0.changeType == .insert }.count == 3)   // "d" is not saved
+        #expect(try store.history().isEmpty)
+    }
+}
