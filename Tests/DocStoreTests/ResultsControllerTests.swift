@@ -92,8 +92,8 @@ import Testing
         }
     }
 
-    @Test(arguments: [0x5EC7_1085, 1, 42] as [UInt64])
-    func everyDifferenceOfARandomWorkloadLeadsToAFreshFetch(_ seed: UInt64) throws {
+    @Test(arguments: [(0x5EC7_1085, true), (1, true), (42, true), (7, false), (8, false), (9, false)] as [(UInt64, Bool)])
+    func everyDifferenceOfARandomWorkloadLeadsToAFreshFetch(_ seed: UInt64, _ sectioned: Bool) throws {
         var rng = SplitMix64(seed: seed)
         let store = try store()
         let ui = Context(store: store, name: "ui")
@@ -103,8 +103,11 @@ import Testing
         for f in folders { try writer.insert(f) }
         try writer.save()
 
-        let request = FetchRequest<Note>(sortDescriptors: [SortKey("folder.name"), SortKey("title")])
-        let controller = try FetchedResultsController(fetchRequest: request, context: ui, sectionNameKeyPath: "folder.name")
+        // Sectioned by folder, or one list in createdAt order (an index: Context+Query F6).
+        let request = sectioned
+            ? FetchRequest<Note>(sortDescriptors: [SortKey("folder.name"), SortKey("title")])
+            : FetchRequest<Note>(sortDescriptors: [SortKey("createdAt")])
+        let controller = try FetchedResultsController(fetchRequest: request, context: ui, sectionNameKeyPath: sectioned ? "folder.name" : nil)
         try controller.performFetch()
         var differences: [ResultsDifference] = []
         controller.onChange = { differences.append($0) }
@@ -112,6 +115,10 @@ import Testing
 
         func expected() throws -> ResultsSnapshot {
             let notes = try Context(store: store).fetch(Note.self)
+            if !sectioned {
+                let sorted = notes.sorted { ($0.createdAt, $0.objectID?.primaryKey ?? 0) < ($1.createdAt, $1.objectID?.primaryKey ?? 0) }
+                return ResultsSnapshot(sections: [.init(name: "", objectIDs: sorted.compactMap(\.objectID))])
+            }
             let sorted = notes.sorted {
                 ($0.folder?.name ?? "", $0.title, $0.objectID?.primaryKey ?? 0) < ($1.folder?.name ?? "", $1.title, $1.objectID?.primaryKey ?? 0)
             }
@@ -130,15 +137,19 @@ import Testing
             case 0, 1:
                 titles += 1
                 let folder = rng.next() % 5 == 0 ? nil : folders[Int(rng.next() % UInt64(folders.count))]
-                try writer.insert(Note(title: "t\(rng.next() % 40)", folder: folder))
+                let note = Note(title: "t\(rng.next() % 40)", folder: folder)
+                note.createdAt = Date(timeIntervalSinceReferenceDate: Double(rng.next() % 30))
+                try writer.insert(note)
             case 2 where !notes.isEmpty:
                 try writer.delete(notes[Int(rng.next() % UInt64(notes.count))])
             case 3 where !notes.isEmpty:
-                notes[Int(rng.next() % UInt64(notes.count))].title = "t\(rng.next() % 40)"
+                let note = notes[Int(rng.next() % UInt64(notes.count))]
+                note.title = "t\(rng.next() % 40)"
+                if rng.next() % 2 == 0 { note.createdAt = Date(timeIntervalSinceReferenceDate: Double(rng.next() % 30)) }
             case 4 where !notes.isEmpty:
                 notes[Int(rng.next() % UInt64(notes.count))].folder = folders[Int(rng.next() % UInt64(folders.count))]
             case 5:
-                folders[Int(rng.next() % UInt64(folders.count))].name = "F\(rng.next() % 1000)"
+                folders[Int(rng.next() % UInt64(folders.count))].name = "F\(rng.next() % 1000).\(step)"
             default:
                 let f = Folder(name: "N\(step)")
                 folders.append(f)
@@ -191,6 +202,36 @@ import Testing
         let note = try controller.object(at: IndexPath(item: 4321, section: 0))
         #expect(note.title == "n04321")
         #expect(reader.registeredObjects.count == 1)
+    }
+
+    @Test func aListInTheOrderOfAnIndexIsTheSameAsAFetch() throws {
+        // createdAt is indexed: the controller walks the index alone (Context+Query F6).
+        let store = try store()
+        let c = Context(store: store)
+        var rng = SplitMix64(seed: 7)
+        for i in 0..<300 {
+            let note = Note(title: "n\(i)")
+            note.createdAt = Date(timeIntervalSinceReferenceDate: Double(rng.next() % 50))   // many ties
+            try c.insert(note)
+        }
+        try c.save()
+        for descending in [false, true] {
+            let request = FetchRequest<Note>(sortDescriptors: [SortKey("createdAt", ascending: !descending)])
+            let controller = try FetchedResultsController(fetchRequest: request, context: c)
+            try controller.performFetch()
+            let expected = try c.fetch(request).compactMap(\.objectID)
+            #expect(controller.snapshot.objectIDs == expected)
+            #expect(Set(expected).count == 300)
+            // With unsaved changes of the entity, the same.
+            let notes = try c.fetch(Note.self)
+            notes[3].createdAt = Date(timeIntervalSinceReferenceDate: 25)
+            try c.delete(notes[4])
+            try c.insert(Note(title: "new"))
+            c.processPendingChanges()
+            let pendingExpected = try c.fetch(request).compactMap(\.objectID)
+            #expect(controller.snapshot.objectIDs == pendingExpected)
+            c.rollback()
+        }
     }
 
     @Test func theAsyncStreamCarriesTheSameDifferences() async throws {

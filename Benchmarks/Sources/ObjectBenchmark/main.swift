@@ -3,6 +3,8 @@
 // ratios DocStore ÷ SQLite and DocStore ÷ GRDB, and each workload's peak memory.
 //
 //   ObjectBenchmark [--scale S] [--repeat K] [--only DocStore,SQLite,GRDB]
+//   ObjectBenchmark importWhileReading [--notes N] [--batch B] [--repeat K]   (ImportWhileReading.swift)
+//   ObjectBenchmark controllerMemory [--notes N]                             (ControllerMemory.swift)
 //
 // Hidden subcommands (the binary starts itself for each workload): __noop, __workload, __open;
 // __parse measures the predicate parser alone (for a profiler).
@@ -14,6 +16,15 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "__noop" { exit(0) }
 if arguments.first == "__workload" { exit(childWorkload(Array(arguments.dropFirst()))) }
 if arguments.first == "__open" { exit(childOpen(Array(arguments.dropFirst()))) }
+/// Runs a mode that is not the main table, and exits with its status.
+func runMode(_ body: ([String]) throws -> Int32) -> Never {
+    do { exit(try body(Array(arguments.dropFirst()))) } catch {
+        FileHandle.standardError.write(Data("ObjectBenchmark: \(error)\n".utf8))
+        exit(2)
+    }
+}
+if arguments.first == "importWhileReading" { runMode(runImportWhileReading) }
+if arguments.first == "controllerMemory" { runMode(runControllerMemory) }
 if arguments.first == "__parse" {
     let (cached, cold) = try DocStoreNotes.parseCost()
     print(String(format: "cached %.2f µs, first time %.2f µs", cached * 1e6, cold * 1e6))

@@ -146,7 +146,7 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// The results as keys per section (FR1, FR3).
     private func fetchSections() throws(DocStoreError) -> ResultsDiffer.Sections {
         fetchCount += 1
-        let keys = try context.fetchIdentifiers(fetchRequest).map(\.primaryKey)
+        let keys = try context.fetchKeys(fetchRequest)
         guard let sectionNameKeyPath else { return [("", keys)] }
         var grouped = fetchRequest
         grouped.propertiesToGroupBy = [sectionNameKeyPath]

@@ -111,6 +111,33 @@ struct ResultsDiffer {
     let id: (UInt64) -> ObjectID
 
     func difference(from old: Sections, to new: Sections, updated: Set<UInt64>) -> ResultsDifference {
+        // One section before and after (a plain list): rows alike at both ends stay put; only
+        // the rows between are compared in full — a change to a long list costs what it touched.
+        if old.count == 1, new.count == 1, old[0].name == new[0].name {
+            let a = old[0].keys, b = new[0].keys
+            var prefix = 0
+            while prefix < a.count && prefix < b.count && a[prefix] == b[prefix] { prefix += 1 }
+            var suffix = 0
+            while suffix < a.count - prefix && suffix < b.count - prefix && a[a.count - 1 - suffix] == b[b.count - 1 - suffix] { suffix += 1 }
+            if prefix + suffix > 0 {
+                var out = difference(from: [(old[0].name, Array(a[prefix..<(a.count - suffix)]))],
+                                     to: [(new[0].name, Array(b[prefix..<(b.count - suffix)]))], updated: updated)
+                for i in out.changes.indices {
+                    if let p = out.changes[i].indexPath { out.changes[i].indexPath = IndexPath(item: p.item + prefix, section: 0) }
+                    if let p = out.changes[i].newIndexPath { out.changes[i].newIndexPath = IndexPath(item: p.item + prefix, section: 0) }
+                }
+                if !updated.isEmpty {
+                    for i in Array(0..<prefix) + Array((a.count - suffix)..<a.count) where updated.contains(a[i]) {
+                        let to = i < prefix ? i : i - a.count + b.count
+                        out.changes.append(.init(type: .update, objectID: id(a[i]), indexPath: IndexPath(item: i, section: 0),
+                                                 newIndexPath: IndexPath(item: to, section: 0)))
+                    }
+                }
+                // A middle that empties or fills its section is not a section change here.
+                out.sectionChanges = []
+                return out
+            }
+        }
         var out = ResultsDifference()
         // Sections kept: in both, in the same order among themselves (RD2).
         var newSectionIndex: [String: Int] = [:]

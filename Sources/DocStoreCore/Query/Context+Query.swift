@@ -11,6 +11,9 @@
 //       are deterministic); the window (offset, limit) is applied last.
 //   F4  count(for:) reads only index entries when the plan's index answers the predicate alone
 //       and no unsaved object of the entity could change the answer.
+//   F6  Keys in the order of one indexed sort key, with no predicate (a results controller's
+//       list): the index is walked alone — no record read, no sort — unless unsaved objects of
+//       the entity join the result.
 //   F5  Keyset pagination (`fetchAfter`): only matches whose sort values, then primary key, come
 //       after the anchor's in the request's order count — tested as candidates arrive, so an
 //       index walk in sort order still stops once the window is full; the walk starts at the
@@ -73,6 +76,14 @@ extension Context {
         }
     }
 
+    /// The primary keys of what `request` describes, in its order (a results controller keeps
+    /// only these: no object IDs made for a million rows).
+    /// Ordered by one indexed key and unfiltered, they come from walking the index alone (F6).
+    func fetchKeys<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> [UInt64] {
+        let (plan, evaluator) = try prepare(request, keysOnly: true)
+        return try matching(plan, evaluator, request, ordered: true, wholeRecords: false, countOnly: false, keysOnly: true).rows.map(\.key)
+    }
+
     /// How many objects `request` would fetch (its window included), without making them.
     public func count<T: ManagedObject>(for request: FetchRequest<T>) throws(DocStoreError) -> Int {
         try counted(request).count
@@ -127,7 +138,9 @@ extension Context {
         let rowVersion: UInt64
     }
 
-    func prepare<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
+    /// `keysOnly`: only keys are wanted, so an index in the sort's order is worth walking even
+    /// without a window.
+    func prepare<T: ManagedObject>(_ request: FetchRequest<T>, keysOnly: Bool = false) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
         if let error = request.deferredError { throw error }
         if inbox != nil || !unprocessed.isEmpty { processPendingChanges() }
         let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
@@ -136,7 +149,7 @@ extension Context {
         }
         let plan = try QueryPlanner.plan(entity: entity, includesSubentities: request.includesSubentities,
                                          predicate: request.predicate, sorts: request.sortDescriptors,
-                                         limit: request.fetchLimit, model: store.model)
+                                         limit: keysOnly ? Int.max : request.fetchLimit, model: store.model)
         return (plan, QueryEvaluator(context: self, includesPendingChanges: request.includesPendingChanges))
     }
 
@@ -168,8 +181,12 @@ extension Context {
     /// The matches, or with `countOnly` only how many there are (no rows kept, no window cut:
     /// a count needs neither).
     private func matching<T>(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ request: FetchRequest<T>, ordered: Bool,
-                             wholeRecords: Bool, windowed: Bool = true, countOnly: Bool) throws(DocStoreError) -> (rows: [QueryRow], count: Int) {
+                             wholeRecords: Bool, windowed: Bool = true, countOnly: Bool,
+                             keysOnly: Bool = false) throws(DocStoreError) -> (rows: [QueryRow], count: Int) {
         var tally = 0
+        /// Whether `rows` are already in the request's order: an ascending walk of the index of
+        /// its one sort key, whose entries are (value, primary key) — ties in key order, as F3.
+        var inSortOrder = false
         let limit = windowed ? request.fetchLimit : 0
         let offset = windowed ? request.fetchOffset : 0
         let pending = evaluator.includesPendingChanges ? try pendingObjects(of: plan.kinds) : []
@@ -277,6 +294,7 @@ extension Context {
                 ranges = ranges.map { QueryPlanner.intersect($0, from) }
             }
             var boundary: [UInt8]?
+            inSortOrder = ascending && plan.sorts.count == 1
             try readStore { txn in
                 var lookup = RecordLookup(txn)
                 for range in ascending ? ranges : ranges.reversed() {
@@ -284,7 +302,9 @@ extension Context {
                     try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
                         // Past the window, read on only through the ties of its last value.
                         if let boundary { if try reader.sortValue(entryKey) != boundary { stop = true; return false } }
-                        if isWanted(key), let (entity, _) = entity(of: key) {
+                        if keysOnly && plan.predicate == nil && anchor == nil {
+                            if isWanted(key) { rows.append(QueryRow(key: key, values: nil, rowVersion: 0)) }   // F6
+                        } else if isWanted(key), let (entity, _) = entity(of: key) {
                             _ = try lookup.withRecord(key, entity) { raw in try consider(key, bytes: raw) }
                         }
                         if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(entryKey) }
@@ -315,6 +335,7 @@ extension Context {
         }
 
         // F2: unsaved objects, with their unsaved values.
+        let storedRows = rows.count
         for object in pending where !object.isDeleted {
             try fulfill(object)
             if try plan.predicate.map({ (p) throws(DocStoreError) in try evaluator.test(p, key: object.key, values: object.values) }) ?? true,
@@ -326,11 +347,47 @@ extension Context {
 
         // F3: order, then the window.
         if ordered || offset > 0 || limit > 0 {
-            rows = try sorted(rows, plan, evaluator)
+            if inSortOrder && rows.count == storedRows {
+                // F6: already in order.
+            } else if inSortOrder && (rows.count - storedRows) * 64 < storedRows {
+                rows = try mergingPending(rows, storedCount: storedRows, plan, evaluator)
+            } else {
+                rows = try sorted(rows, plan, evaluator)
+            }
         }
         if offset > 0 { rows = Array(rows.dropFirst(offset)) }
         if limit > 0, rows.count > limit { rows = Array(rows.prefix(limit)) }
         return (rows, rows.count)
+    }
+
+    /// Stored rows already in order, then a few unsaved ones: each unsaved row finds its place by
+    /// binary search (reading log n stored records), instead of sorting every row (F6).
+    private func mergingPending(_ rows: [QueryRow], storedCount: Int, _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [QueryRow] {
+        func keys(_ row: QueryRow) throws(DocStoreError) -> [StoredValue] {
+            guard let entity = store.model.entity(ofKey: row.key) else { return [] }
+            return try sortValues(plan, evaluator, row.key, try evaluator.objectValues(row.key, entity))
+        }
+        var placed: [(position: Int, keys: [StoredValue], row: QueryRow)] = []
+        for row in rows[storedCount...] {
+            let mine = try keys(row)
+            var lo = 0, hi = storedCount
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if Self.compare(try keys(rows[mid]), rows[mid].key, mine, row.key, plan) < 0 { lo = mid + 1 } else { hi = mid }
+            }
+            placed.append((lo, mine, row))
+        }
+        placed.sort { a, b in a.position != b.position ? a.position < b.position : Self.compare(a.keys, a.row.key, b.keys, b.row.key, plan) < 0 }
+        var out: [QueryRow] = []
+        out.reserveCapacity(rows.count)
+        var next = 0
+        for p in placed {
+            out.append(contentsOf: rows[next..<p.position])
+            out.append(p.row)
+            next = p.position
+        }
+        out.append(contentsOf: rows[next..<storedCount])
+        return out
     }
 
     private func sorted(_ rows: [QueryRow], _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [QueryRow] {
