@@ -337,7 +337,7 @@ public final class Engine: Sendable {
 
     /// Statistics about the open store.
     public func statistics() -> EngineStatistics {
-        let (pageCount, free, walBytes, generation, checkpointLSN) = writer.withLockUnchecked { s in
+        let (pageCount, free, walBytes, generation, checkpointLSN) = writer.withLock { s in
             (s.pageFigures.pageCount, s.pageFigures.free, s.walEnd, s.durableMeta.generation, s.durableMeta.checkpointLSN)
         }
         return EngineStatistics(

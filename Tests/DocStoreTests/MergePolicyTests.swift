@@ -25,6 +25,16 @@ import Testing
 @Suite struct MergePolicyTests {
     static let models: [ManagedObject.Type] = ModelClassTests.models + [Account.self]
 
+    /// The built-in policy a test argument names.
+    static func policy(_ name: String) -> MergePolicy {
+        switch name {
+        case "storeTrump": .mergeByPropertyStoreTrump
+        case "objectTrump": .mergeByPropertyObjectTrump
+        case "overwrite": .overwrite
+        default: .rollback
+        }
+    }
+
     /// A note "t0"/"b0" rated 1 in folder F1, with folders F2 and F3; its ID and the folders'.
     func seeded() throws -> (Store, ObjectID, [ObjectID]) {
         let store = try Store.inMemory(models: Self.models)
@@ -86,13 +96,7 @@ import Testing
         ("rollback", "tB", "b0", 2),
     ] as [(String, String, String, Int16)])
     func eachPolicyPicksItsWinnerPerProperty(_ name: String, _ title: String, _ body: String, _ rating: Int16) throws {
-        let policy: MergePolicy = switch name {
-        case "storeTrump": .mergeByPropertyStoreTrump
-        case "objectTrump": .mergeByPropertyObjectTrump
-        case "overwrite": .overwrite
-        default: .rollback
-        }
-        let (store, a, mine, id) = try conflicting(policy)
+        let (store, a, mine, id) = try conflicting(Self.policy(name))
         try a.save()
         #expect(try stored(store, id) == (title, body, rating))
         #expect(mine.title == title && mine.body == body && mine.rating == rating)
@@ -225,11 +229,7 @@ import Testing
         try first.insert(Account(handle: "ada", displayName: "Ada", karma: 5))
         try first.save()
         let c = Context(store: store)
-        c.mergePolicy = switch name {
-        case "storeTrump": .mergeByPropertyStoreTrump
-        case "overwrite": .overwrite
-        default: .rollback
-        }
+        c.mergePolicy = Self.policy(name)
         try c.insert(Account(handle: "ada", displayName: "Lovelace"))
         try c.save()
         let all = try Context(store: store).fetch(Account.self)

@@ -187,6 +187,23 @@ import Testing
         try c.insert(Note(title: "b"))
         c.processPendingChanges()
         #expect(controller.fetchCount == fetches + 1)
+
+        // A dot in a literal, or a to-one compared by reference, reads only notes; a path on past
+        // the to-one reads folders too.
+        let inbox = Folder(name: "Inbox")
+        try c.insert(inbox)
+        c.processPendingChanges()
+        let literal = try FetchedResultsController(fetchRequest: FetchRequest<Note>(
+            predicate: try QueryPredicate(format: "title != 'a.b' AND folder != %@", try #require(inbox.objectID)),
+            sortDescriptors: [SortKey("title")]), context: c)
+        let through = try FetchedResultsController(fetchRequest: FetchRequest<Note>(
+            predicate: try QueryPredicate(format: "folder.name != 'x'"), sortDescriptors: [SortKey("title")]), context: c)
+        try literal.performFetch()
+        try through.performFetch()
+        let (l, t) = (literal.fetchCount, through.fetchCount)
+        inbox.name = "Archive"
+        c.processPendingChanges()
+        #expect(literal.fetchCount == l && through.fetchCount == t + 1)
     }
 
     @Test func aBatchSizeKeepsObjectsUnmadeUntilAsked() throws {

@@ -107,11 +107,7 @@ extension Context {
         let o = s.object
         let entity = o.entityInfo
         let snapshot = committed[o.key] ?? o.values
-        func named(_ values: [StoredValue]) -> [String: StoredValue] {
-            var out: [String: StoredValue] = [:]
-            for slot in entity?.recordSlots ?? [] where slot < values.count { out[entity?.properties[slot].name ?? ""] = values[slot] }
-            return out
-        }
+        func named(_ values: [StoredValue]) -> [String: StoredValue] { entity.map { Self.named(values, $0) } ?? [:] }
         func differing(_ a: [StoredValue], _ b: [StoredValue]) -> Set<String> {
             Set((entity?.recordSlots ?? []).filter { $0 < a.count && $0 < b.count && a[$0] != b[$0] }.compactMap { entity?.properties[$0].name })
         }
@@ -121,6 +117,13 @@ extension Context {
             snapshotValues: named(snapshot), objectValues: named(o.values), storeValues: s.stored.map(named),
             objectChangedKeys: o.isDeleted ? [] : differing(snapshot, o.values),
             storeChangedKeys: s.stored.map { differing(snapshot, $0) } ?? [])
+    }
+
+    /// An object's record values by property name (attributes and to-ones).
+    static func named(_ values: [StoredValue], _ entity: EntityInfo) -> [String: StoredValue] {
+        var out: [String: StoredValue] = [:]
+        for slot in entity.recordSlots where slot < values.count { out[entity.properties[slot].name] = values[slot] }
+        return out
     }
 
     /// Applies one resolution (K3, K4).
@@ -146,16 +149,20 @@ extension Context {
         try setRecordValues(result, of: o, entity, stored: stored)
     }
 
-    /// The values a resolution gives, per record slot.
-    private func resolvedValues(_ resolution: MergeResolution, _ entity: EntityInfo, mine: [StoredValue], theirs: [StoredValue],
-                                base: [StoredValue]) throws(DocStoreError) -> [StoredValue] {
-        var out = mine
-        for slot in entity.recordSlots where slot < out.count {
+    /// The values a resolution gives, per record slot, for the object that keeps them: `theirs`
+    /// (the store's, or the existing object's), `mine` (this context's, or the new object's),
+    /// and `base`, what counts as "not changed" — the values read, or for an upsert the
+    /// defaults (a new object's unset properties do not overwrite).
+    func resolvedValues(_ resolution: MergeResolution, _ entity: EntityInfo, mine: [StoredValue], theirs: [StoredValue],
+                        base: [StoredValue]) throws(DocStoreError) -> [StoredValue] {
+        var out = theirs
+        for slot in entity.recordSlots where slot < out.count && slot < base.count {
+            let m = slot < mine.count ? mine[slot] : base[slot]
             switch resolution {
-            case .keepStore, .values, .fail: out[slot] = theirs[slot]
-            case .keepObject: break
-            case .mergeStoreTrump: if theirs[slot] != base[slot] { out[slot] = theirs[slot] }
-            case .mergeObjectTrump: if mine[slot] == base[slot] { out[slot] = theirs[slot] }
+            case .keepStore, .values, .fail: break
+            case .keepObject: out[slot] = m
+            case .mergeStoreTrump: if theirs[slot] == base[slot] { out[slot] = m }
+            case .mergeObjectTrump: if m != base[slot] { out[slot] = m }
             }
         }
         if case .values(let given) = resolution {
@@ -234,10 +241,7 @@ extension Context {
         }
         changed.removeValue(forKey: o.key)
         committed.removeValue(forKey: o.key)
-        registry.removeValue(forKey: o.key)
-        o.flags = [.deleted, .invalidated]
-        o.toMany = nil
-        o.context = nil
+        detachDeleted(o)
     }
 
     // MARK: - Unique constraints (K5)
@@ -291,13 +295,8 @@ extension Context {
         try? fulfill(dup)
         let keep = try? materialize(keepKey)
         if let keep { try? fulfill(keep) }
-        func named(_ values: [StoredValue]) -> [String: StoredValue] {
-            var out: [String: StoredValue] = [:]
-            for slot in entity.recordSlots where slot < values.count { out[entity.properties[slot].name] = values[slot] }
-            return out
-        }
-        let mine = named(dup.values)
-        let theirs = named(keep?.values ?? [])
+        let mine = Self.named(dup.values, entity)
+        let theirs = Self.named(keep?.values ?? [], entity)
         return MergeConflict(
             objectID: ObjectID(store: store.identifier, entity: entity.name, key: dup.key),
             kind: .uniqueConstraint(constraint: clash.constraint, existing: ObjectID(store: store.identifier, entity: keepEntity.name, key: keepKey)),
@@ -330,24 +329,7 @@ extension Context {
             }
         }
         // Values: the defaults count as "not set" for the by-property policies.
-        var result = keep.values
-        for slot in entity.recordSlots where slot < result.count && slot < dup.values.count {
-            let mine = dup.values[slot], theirs = keep.values[slot], unset = entity.defaults[slot]
-            switch resolution {
-            case .keepStore, .values, .fail: break
-            case .keepObject: result[slot] = mine
-            case .mergeStoreTrump: if theirs == unset { result[slot] = mine }
-            case .mergeObjectTrump: if mine != unset { result[slot] = mine }
-            }
-        }
-        if case .values(let given) = resolution {
-            for (name, value) in given {
-                guard let slot = entity.slotByName[name], entity.properties[slot].attribute != nil else {
-                    throw DocStoreError(.unknownProperty, "a custom merge policy set \"\(name)\", which is not an attribute of \(entity.name)", entity: entity.name, property: name)
-                }
-                result[slot] = value
-            }
-        }
+        let result = try resolvedValues(resolution, keepEntity, mine: dup.values, theirs: keep.values, base: keepEntity.defaults)
         for p in entity.properties where p.isToOne {
             if case .reference(let key) = dup.values[p.slot] { try removeLink(dup, p, try materialize(key)) }
         }

@@ -148,6 +148,14 @@ extension Context {
         return .saved
     }
 
+    /// A deleted object leaves the context: it is deleted and invalidated, with no context.
+    func detachDeleted(_ o: ManagedObject) {
+        registry.removeValue(forKey: o.key)
+        o.flags = [.deleted, .invalidated]
+        o.toMany = nil
+        o.context = nil
+    }
+
     /// After a save (to the store or a parent): the saved changes are the objects' baseline now.
     /// Deleted objects leave the context; rewritten records moved to their next row version.
     func settle(_ objects: [ManagedObject], rewritten: Set<UInt64>) {
@@ -156,10 +164,7 @@ extension Context {
         committed = [:]
         for o in objects {
             if o.isDeleted {
-                registry.removeValue(forKey: o.key)
-                o.flags = [.deleted, .invalidated]
-                o.toMany = nil
-                o.context = nil
+                detachDeleted(o)
                 continue
             }
             if rewritten.contains(o.key) { o.rowVersion += 1 }

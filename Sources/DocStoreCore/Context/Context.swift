@@ -402,8 +402,7 @@ public final class Context {
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
         guard object.context === self, object.key != 0, !object.isInserted else { return }
         if object.hasChanges && mergeChanges {
-            guard let entity = object.entityInfo, !object.isDeleted,
-                  let bytes = try? readStore({ txn in try txn.get(PrimaryKey.bytes(object.key), in: entity.recordsTree) }) else { return }
+            guard let entity = object.entityInfo, !object.isDeleted, let bytes = try? storedRecord(object.key, entity) else { return }
             var fresh = entity.defaults
             guard let version = try? RecordCoding.decode(bytes, key: object.key, into: &fresh, slotForField: entity.slotForField) else { return }
             if committed[object.key] == nil { committed[object.key] = object.values }

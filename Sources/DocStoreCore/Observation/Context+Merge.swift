@@ -138,10 +138,7 @@ extension Context {
             } else if object.hasChanges {
                 continue
             }
-            registry.removeValue(forKey: object.key)
-            object.flags = [.deleted, .invalidated]
-            object.toMany = nil
-            object.context = nil
+            detachDeleted(object)
             gone.insert(id.primaryKey)
         }
         guard !gone.isEmpty else { return }

@@ -59,10 +59,16 @@ public final class FetchedResultsController<Result: ManagedObject> {
         self.context = context
         self.sectionNameKeyPath = sectionNameKeyPath
         self.batchSize = batchSize
-        // A key path through a relationship (`folder.name`, `ANY tags.name`) depends on other
-        // entities' objects: any change may matter.
-        let paths = fetchRequest.sortDescriptors.map(\.keyPath) + (sectionNameKeyPath.map { [$0] } ?? [])
-        let crossesRelationships = paths.contains { $0.contains(".") } || (fetchRequest.predicate.map { "\($0)".contains(".") } ?? false)
+        // A key path that goes on past a relationship (`folder.name`), or into a to-many
+        // (`ANY tags.name`, `tags.@count`), depends on other entities' objects: any change may
+        // matter. One that ends at a to-one (`folder == %@`) reads only this object's record.
+        var paths = Set((fetchRequest.sortDescriptors.map(\.keyPath) + (sectionNameKeyPath.map { [$0] } ?? []))
+            .map { $0.split(separator: ".").map(String.init) })
+        if let predicate = fetchRequest.predicate { QueryPlanner.collectRootPaths(predicate, into: &paths) }
+        let crossesRelationships = paths.contains { path in
+            guard let first = path.first, let p = entity.property(named: first), p.relationship != nil else { return false }
+            return p.isToMany || path.count > 1
+        }
         watched = crossesRelationships ? nil : entity.kindIDs
     }
 

@@ -93,32 +93,45 @@ enum QueryPlanner {
     /// The first property name of every key path that starts at SELF (a superset of what the
     /// fetched object's record must provide: inside a SUBQUERY, SELF is the member).
     static func collectRootNames(_ p: QueryPredicate, into names: inout Set<String>) {
-        switch p {
-        case .constant: return
-        case .and(let ps), .or(let ps): for q in ps { collectRootNames(q, into: &names) }
-        case .not(let q): collectRootNames(q, into: &names)
-        case .comparison(let c):
-            collectRootNames(c.lhs, into: &names)
-            collectRootNames(c.rhs, into: &names)
-        }
+        var paths = Set<[String]>()
+        collectRootPaths(p, into: &paths)
+        for path in paths { if let first = path.first { names.insert(first) } }
     }
 
     static func collectRootNames(_ e: QueryExpression, into names: inout Set<String>) {
+        var paths = Set<[String]>()
+        collectRootPaths(e, into: &paths)
+        for path in paths { if let first = path.first { names.insert(first) } }
+    }
+
+    /// Every key path that starts at SELF, whole (`["folder", "name"]`).
+    static func collectRootPaths(_ p: QueryPredicate, into paths: inout Set<[String]>) {
+        switch p {
+        case .constant: return
+        case .and(let ps), .or(let ps): for q in ps { collectRootPaths(q, into: &paths) }
+        case .not(let q): collectRootPaths(q, into: &paths)
+        case .comparison(let c):
+            collectRootPaths(c.lhs, into: &paths)
+            collectRootPaths(c.rhs, into: &paths)
+        }
+    }
+
+    static func collectRootPaths(_ e: QueryExpression, into paths: inout Set<[String]>) {
         switch e {
         case .constant, .variable, .evaluatedObject: return
-        case .keyPath(.evaluatedObject, let path): if let first = path.first { names.insert(first) }
-        case .keyPath(let base, _), .aggregate(_, let base, _), .negated(let base): collectRootNames(base, into: &names)
-        case .list(let items): for item in items { collectRootNames(item, into: &names) }
+        case .keyPath(.evaluatedObject, let path): if !path.isEmpty { paths.insert(path) }
+        case .keyPath(let base, _), .aggregate(_, let base, _), .negated(let base): collectRootPaths(base, into: &paths)
+        case .list(let items): for item in items { collectRootPaths(item, into: &paths) }
         case .subquery(let collection, _, let p):
-            collectRootNames(collection, into: &names)
-            collectRootNames(p, into: &names)
+            collectRootPaths(collection, into: &paths)
+            collectRootPaths(p, into: &paths)
         case .arithmetic(_, let a, let b), .coalesce(let a, let b):
-            collectRootNames(a, into: &names)
-            collectRootNames(b, into: &names)
+            collectRootPaths(a, into: &paths)
+            collectRootPaths(b, into: &paths)
         case .conditional(let p, let a, let b):
-            collectRootNames(p, into: &names)
-            collectRootNames(a, into: &names)
-            collectRootNames(b, into: &names)
+            collectRootPaths(p, into: &paths)
+            collectRootPaths(a, into: &paths)
+            collectRootPaths(b, into: &paths)
         }
     }
 

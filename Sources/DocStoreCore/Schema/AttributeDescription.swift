@@ -40,7 +40,19 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
     /// Whether a deleted object's value is kept in its history tombstone (SwiftData's
     /// `.preserveValueOnDeletion`), so a history reader can tell which object went away — by
     /// its server ID, say.
-    public var preservesValueOnDeletion: Bool
+    public var preservesValueOnDeletion: Bool {
+        get { preserves ?? false }
+        set { preserves = newValue ? true : nil }
+    }
+    /// Stored as nil when false, so a catalog writes the key only when it is set and catalogs
+    /// from before it existed keep their bytes (Format/schema.md).
+    private var preserves: Bool?
+
+    private enum CodingKeys: String, CodingKey {
+        case name, type, isOptional, isIndexed, isUnique, allowsExternalStorage, originalName
+        case minimum, maximum, minLength, maxLength, pattern, defaultValue
+        case preserves = "preservesValueOnDeletion"
+    }
 
     public init(
         name: String, type: AttributeType, isOptional: Bool = false, isIndexed: Bool = false,
@@ -62,48 +74,5 @@ public struct AttributeDescription: Sendable, Hashable, Codable {
         self.pattern = pattern
         self.defaultValue = defaultValue
         self.preservesValueOnDeletion = preservesValueOnDeletion
-    }
-
-    // Codable by hand so that `preservesValueOnDeletion` is written only when set: catalogs
-    // from before it existed read the same, and keep their bytes (Format/schema.md).
-    private enum CodingKeys: String, CodingKey {
-        case name, type, isOptional, isIndexed, isUnique, allowsExternalStorage, originalName
-        case minimum, maximum, minLength, maxLength, pattern, defaultValue, preservesValueOnDeletion
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        type = try c.decode(AttributeType.self, forKey: .type)
-        isOptional = try c.decode(Bool.self, forKey: .isOptional)
-        isIndexed = try c.decode(Bool.self, forKey: .isIndexed)
-        isUnique = try c.decode(Bool.self, forKey: .isUnique)
-        allowsExternalStorage = try c.decode(Bool.self, forKey: .allowsExternalStorage)
-        originalName = try c.decodeIfPresent(String.self, forKey: .originalName)
-        minimum = try c.decodeIfPresent(Double.self, forKey: .minimum)
-        maximum = try c.decodeIfPresent(Double.self, forKey: .maximum)
-        minLength = try c.decodeIfPresent(Int.self, forKey: .minLength)
-        maxLength = try c.decodeIfPresent(Int.self, forKey: .maxLength)
-        pattern = try c.decodeIfPresent(String.self, forKey: .pattern)
-        defaultValue = try c.decodeIfPresent(StoredValue.self, forKey: .defaultValue)
-        preservesValueOnDeletion = try c.decodeIfPresent(Bool.self, forKey: .preservesValueOnDeletion) ?? false
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(type, forKey: .type)
-        try c.encode(isOptional, forKey: .isOptional)
-        try c.encode(isIndexed, forKey: .isIndexed)
-        try c.encode(isUnique, forKey: .isUnique)
-        try c.encode(allowsExternalStorage, forKey: .allowsExternalStorage)
-        try c.encodeIfPresent(originalName, forKey: .originalName)
-        try c.encodeIfPresent(minimum, forKey: .minimum)
-        try c.encodeIfPresent(maximum, forKey: .maximum)
-        try c.encodeIfPresent(minLength, forKey: .minLength)
-        try c.encodeIfPresent(maxLength, forKey: .maxLength)
-        try c.encodeIfPresent(pattern, forKey: .pattern)
-        try c.encodeIfPresent(defaultValue, forKey: .defaultValue)
-        if preservesValueOnDeletion { try c.encode(true, forKey: .preservesValueOnDeletion) }
     }
 }

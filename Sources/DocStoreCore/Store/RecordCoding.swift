@@ -122,11 +122,7 @@ enum RecordCoding {
     static func rowVersion(_ bytes: [UInt8], key: UInt64) throws(DocStoreError) -> UInt64 {
         try withRaw(bytes) { (raw) throws(DocStoreError) in
             var reader = RecordReader(bytes: raw, key: key)
-            let version = try reader.byte()
-            guard version == formatVersion else { throw reader.corrupt("record format \(version) is not 1", at: 0) }
-            _ = try reader.varint()
-            _ = try reader.varint()
-            return try reader.varint()
+            return try readHeader(&reader).rowVersion
         }
     }
 
@@ -145,16 +141,7 @@ enum RecordCoding {
                                      _ body: (UInt32, StoredValue) -> Void)
         throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
         var reader = RecordReader(bytes: bytes, key: key)
-        let version = try reader.byte()
-        guard version == formatVersion else {
-            throw reader.corrupt("record format \(version) is not 1", at: 0)
-        }
-        let entity = try reader.varint()
-        let schemaVersion = try reader.varint()
-        let rowVersion = try reader.varint()
-        guard entity <= UInt64(UInt32.max), schemaVersion <= UInt64(UInt32.max) else {
-            throw reader.corrupt("entity or schema version out of range", at: 1)
-        }
+        let header = try readHeader(&reader)
         var previous: UInt64? = nil
         while !reader.atEnd {
             let at = reader.offset
@@ -164,6 +151,22 @@ enum RecordCoding {
             }
             previous = id
             if wanted(UInt32(id)) { body(UInt32(id), try reader.value()) } else { try reader.skipValue() }
+        }
+        return header
+    }
+
+    /// A record's header (format, entity ID, schema version, row version), checked.
+    @inline(__always)
+    private static func readHeader(_ reader: inout RecordReader) throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
+        let version = try reader.byte()
+        guard version == formatVersion else {
+            throw reader.corrupt("record format \(version) is not 1", at: 0)
+        }
+        let entity = try reader.varint()
+        let schemaVersion = try reader.varint()
+        let rowVersion = try reader.varint()
+        guard entity <= UInt64(UInt32.max), schemaVersion <= UInt64(UInt32.max) else {
+            throw reader.corrupt("entity or schema version out of range", at: 1)
         }
         return (UInt32(entity), UInt32(schemaVersion), rowVersion)
     }

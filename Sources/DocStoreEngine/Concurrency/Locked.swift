@@ -2,7 +2,8 @@
 // `Synchronization.Mutex` offers, on a pthread mutex (NSLock) instead. The thread sanitizer
 // understands pthread mutexes; Mutex's futex-based lock lives in the uninstrumented standard
 // library, so on Linux every access behind a Mutex reads to it as a race, and the sanitizer run
-// of CI (scripts/test.sh) could not tell real races from those.
+// of CI (scripts/test.sh) could not tell real races from those. The engine's writer lock is one
+// (WriterState.swift).
 
 import Foundation
 

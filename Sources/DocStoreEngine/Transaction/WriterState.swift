@@ -59,36 +59,12 @@ struct WriterState {
     }
 }
 
-/// `@unchecked Sendable`: `state` is read and written only between `lock.lock()` and
-/// `lock.unlock()` in the methods below, so no two threads touch it at once.
-final class WriterLock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: WriterState
+/// The writer's state behind the writer lock (one writer at a time).
+typealias WriterLock = Locked<WriterState>
 
-    init(_ state: WriterState) { self.state = state }
-
-    func withLock<R>(_ body: (inout WriterState) throws -> R) throws -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
-
-    func withLock<R>(_ body: (inout WriterState) throws(EngineError) -> R) throws(EngineError) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&state)
-    }
-
-    func withLockUnchecked<R>(_ body: (inout WriterState) -> R) -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return body(&state)
-    }
-
+extension Locked where Value == WriterState {
     /// Puts the store in the failed state (I8) — from a group-commit sync outside the lock.
     func markFailed(_ error: EngineError) {
-        lock.lock()
-        if state.failed == nil { state.failed = error }
-        lock.unlock()
+        withLock { state in if state.failed == nil { state.failed = error } }
     }
 }

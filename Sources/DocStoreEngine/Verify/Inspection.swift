@@ -28,7 +28,7 @@ public struct PageSummary: Sendable {
 
 extension Engine {
     /// The meta page of the durable checkpoint.
-    public var durableMeta: MetaPage { writer.withLockUnchecked { $0.durableMeta } }
+    public var durableMeta: MetaPage { writer.withLock { $0.durableMeta } }
 
     /// The WAL as it stands in the file: header, intact records and where a torn tail begins.
     public func walReport() throws(EngineError) -> WALReadReport {
