@@ -67,7 +67,11 @@ extension Context {
     }
 
     /// Runs `body` on the pinned snapshot, or on a snapshot of the latest state (G1).
-    func readStore<R>(_ body: (ReadTransaction) throws -> R) throws(DocStoreError) -> R {
+    /// A batch operation's context reads its write transaction instead.
+    func readStore<R>(_ body: (Transaction) throws -> R) throws(DocStoreError) -> R {
+        if let batch = batchTransaction {
+            do { return try body(batch) } catch { throw Store.storageError(error) }
+        }
         guard let pinned = pinnedSnapshot else { return try store.read(body) }
         do { return try body(pinned) } catch { throw Store.storageError(error) }
     }

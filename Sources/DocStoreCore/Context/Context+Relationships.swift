@@ -49,7 +49,8 @@ extension Context {
     /// Reads the records of `keys` whose objects are not loaded into the row cache, in one read
     /// transaction (a to-many relationship's members are usually read next).
     func prefetchRecords(_ keys: [UInt64]) throws(DocStoreError) {
-        guard pinnedSnapshot == nil else { return }   // G2: the row cache holds the latest rows
+        // G2: the row cache holds the latest committed rows, not a pinned snapshot's or a batch's.
+        guard pinnedSnapshot == nil, batchTransaction == nil else { return }
         let wanted = store.rows.missing(keys.filter { key in
             guard let ref = registry[key] else { return true }
             return ref.takeUnretainedValue().isFault

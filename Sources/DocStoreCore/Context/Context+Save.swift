@@ -98,7 +98,7 @@ extension Context {
                 // Phase 1, reads and deletes. W2: old index entries out first.
                 for o in objects where !o.isInserted {
                     guard let entity = o.entityInfo, o.isDeleted || valuesChanged.contains(o.key) else { continue }
-                    try removeIndexEntries(of: o, entity, values: committed[o.key] ?? o.values, txn)
+                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.values, txn)
                 }
                 var batch = WriteBatch()
                 for o in objects {
@@ -113,7 +113,7 @@ extension Context {
                         batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
                     }
                     if valuesChanged.contains(o.key) {
-                        addIndexEntries(of: o, entity, to: &batch)
+                        IndexEntries.add(key: o.key, entity, values: o.values, to: &batch)
                         if o.isInserted { inserted.insert(entity.id) }
                     }
                     for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
@@ -426,59 +426,21 @@ extension Context {
         s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
     }
 
-    private func removeIndexEntries(of o: ManagedObject, _ entity: EntityInfo, values: [StoredValue], _ txn: WriteTransaction) throws {
-        for p in entity.properties {
-            guard let tree = p.indexTree, p.slot < values.count,
-                  let k = Self.indexKey(values[p.slot], unique: p.isUnique, key: o.key) else { continue }
-            if p.isUnique {
-                if let owner = try txn.get(k, in: tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: tree) }
-            } else {
-                _ = try txn.delete(k, in: tree)
-            }
-        }
-        for index in entity.compoundIndexes {
-            for (k, checks) in Self.compoundEntries(values, index, key: o.key) {
-                if checks {
-                    if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == o.key { _ = try txn.delete(k, in: index.tree) }
-                } else {
-                    _ = try txn.delete(k, in: index.tree)
-                }
-            }
-        }
-    }
-
-    private func addIndexEntries(of o: ManagedObject, _ entity: EntityInfo, to batch: inout WriteBatch) {
-        for p in entity.properties {
-            guard let tree = p.indexTree,
-                  let k = Self.indexKey(o.values[p.slot], unique: p.isUnique, key: o.key) else { continue }
-            if p.isUnique {
-                batch.putUnique(o.key, for: k, in: tree, UniqueOwner(entity: entity.name, property: p.name, together: false, values: [o.values[p.slot]]))
-            } else {
-                batch.put([], for: k, in: tree)
-            }
-        }
-        for index in entity.compoundIndexes {
-            for (k, checks) in Self.compoundEntries(o.values, index, key: o.key) {
-                if checks {
-                    batch.putUnique(o.key, for: k, in: index.tree, UniqueOwner(entity: entity.name, property: index.propertyList, together: true,
-                                                                             values: index.elements.map { o.values[$0.slot] }))
-                } else {
-                    batch.put(PrimaryKey.bytes(o.key), for: k, in: index.tree)
-                }
-            }
-        }
-    }
-
     private func deleteLinks(of key: UInt64, _ p: PropertyInfo, _ txn: WriteTransaction) throws {
+        try Self.deleteLinks(of: key, in: p.linkTree, txn)
+    }
+
+    /// Deletes every link whose source is `key` from the links tree `tree` (its 8-byte prefix).
+    static func deleteLinks(of key: UInt64, in tree: String, _ txn: WriteTransaction) throws {
         let prefix = PrimaryKey.bytes(key)
         var doomed: [[UInt8]] = []
-        var cursor = try txn.cursor(in: p.linkTree)
+        var cursor = try txn.cursor(in: tree)
         var entry = try cursor.seek(to: prefix)
         while let (k, _) = entry, k.starts(with: prefix) {
             doomed.append(k)
             entry = try cursor.next()
         }
-        for k in doomed { _ = try txn.delete(k, in: p.linkTree) }
+        for k in doomed { _ = try txn.delete(k, in: tree) }
     }
 
     private func writeLinks(of o: ManagedObject, _ p: PropertyInfo, _ state: ToManyState, _ txn: WriteTransaction,

@@ -91,6 +91,9 @@ public final class Context {
     var policy: MergePolicy = .error
     /// The snapshot the context reads while pinned to a query generation (Context+Generation.swift).
     var pinnedSnapshot: ReadTransaction?
+    /// A batch operation's write transaction, which this (private, empty) context's queries
+    /// and reads see instead of a snapshot (Batch/BatchWriter.swift); nil otherwise.
+    var batchTransaction: WriteTransaction?
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {
@@ -312,8 +315,9 @@ public final class Context {
     /// The stored record of `key`, from the row cache or else the store (then cached); nil
     /// when the store has none.
     func storedRecord(_ key: UInt64, _ entity: EntityInfo) throws(DocStoreError) -> [UInt8]? {
-        if let pinned = pinnedSnapshot {      // G2: the row cache holds the latest rows
-            do { return try pinned.get(PrimaryKey.bytes(key), in: entity.recordsTree) } catch { throw Store.storageError(error) }
+        // G2: the row cache holds the latest rows, not the pinned snapshot's (nor a batch's).
+        if let direct = batchTransaction as Transaction? ?? pinnedSnapshot {
+            do { return try direct.get(PrimaryKey.bytes(key), in: entity.recordsTree) } catch { throw Store.storageError(error) }
         }
         if let bytes = store.rows.row(key) { return bytes }
         let generation = store.rows.generation

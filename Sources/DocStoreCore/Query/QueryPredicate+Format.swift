@@ -78,6 +78,17 @@ extension QueryPredicate: CustomStringConvertible {
     }
 }
 
+extension QueryExpression {
+    /// Parses an expression in the format-string language — a key path, a constant,
+    /// arithmetic, `??`, an aggregate — as NSExpression(format:) does: `views + 1`,
+    /// `rating * 2`, `body ?? 'untitled'` (a batch update's computed values).
+    ///
+    /// - Throws: ``DocStoreError/Code/invalidPredicate`` saying what was expected and where.
+    public init(format: String) throws(DocStoreError) {
+        self = try PredicateParser.parseExpression(format)
+    }
+}
+
 extension QueryExpression: CustomStringConvertible {
     func substituting(_ bound: [String: QueryExpression], shadowed: Set<String>) -> QueryExpression {
         switch self {

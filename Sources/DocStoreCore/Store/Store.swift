@@ -123,11 +123,16 @@ public final class Store: Sendable {
         }
     }
 
-    /// Runs the engine's full integrity check; returns its problems (empty when sound).
+    /// Runs the full integrity check — the engine's (pages, trees, checksums, blobs), then the
+    /// object graph's (records, index entries, both sides of every relationship:
+    /// GraphAudit.swift); returns the problems (empty when sound).
     public func verify() throws(DocStoreError) -> [String] {
-        do { return try engine.verify().problems.map { "\($0)" } } catch {
+        let engineProblems: [String]
+        do { engineProblems = try engine.verify().problems.map { "\($0)" } } catch {
             throw DocStoreError(.storage, "verify failed: \(error.message)", underlying: error)
         }
+        guard engineProblems.isEmpty else { return engineProblems }
+        return try auditGraph()
     }
 
     // MARK: - Catalog

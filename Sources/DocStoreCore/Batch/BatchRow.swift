@@ -1,0 +1,143 @@
+// BatchRow: one object of a batch, resolved from what the app gave — values by slot and each
+// to-many relationship's targets by key — and checked as a save checks an object, with every
+// problem named by row and property.
+//
+//   BR1 a property name the entity does not have, a value that does not fit its attribute, an
+//       object ID of another store or of the wrong entity, or a target that is not stored is a
+//       problem of the row; nothing is guessed.
+//   BR2 values wrapped in an Optional inside `Any` (`row["body"] = text` with `text: String?`)
+//       count as the value they wrap; nil and NSNull are nil.
+//   BR3 a to-many's targets are kept once each, in the order given.
+
+import Foundation
+
+/// An object of a batch: its values by slot, and its to-many relationships' targets.
+struct BatchRow {
+    var values: [StoredValue]
+    var toMany: [(slot: Int, targets: [UInt64])] = []
+}
+
+/// A relationship target as a row names it: a stored object's key, or what is wrong.
+enum Target {
+    case key(UInt64)
+    case problem(String)
+}
+
+/// Resolves rows for one entity of one store.
+struct BatchRowReader {
+    let entity: EntityInfo
+    let model: StoreModel
+    let storeID: UUID
+
+    /// What `value` wraps, when it is an Optional inside `Any` (BR2); nil for nil and NSNull.
+    static func unwrapped(_ value: Any?) -> Any? {
+        guard let value else { return nil }
+        if value is NSNull { return nil }
+        let mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            return mirror.children.first.flatMap { unwrapped($0.value) }
+        }
+        return value
+    }
+
+    /// `row` with `value` given to the property `name`; problems are appended to `problems`.
+    func set(_ name: String, _ value: Any?, in row: inout BatchRow, rowNumber: Int, writer: BatchWriter,
+             problems: inout [DocStoreError.Problem]) throws {
+        func problem(_ message: String) {
+            problems.append(.init(entity: "\(entity.name) row \(rowNumber)", property: name, message))
+        }
+        guard let p = entity.property(named: name) else {
+            problem("\(entity.name) has no property \"\(name)\"")
+            return
+        }
+        let value = Self.unwrapped(value)
+        switch p.kind {
+        case .attribute(let a):
+            guard let stored = StoredValue.converting(value, to: a.type) else {
+                problem("the value \(value.map { String(describing: $0) } ?? "nil") does not fit \(a.type) attribute \(name)")
+                return
+            }
+            row.values[p.slot] = stored
+        case .toOne:
+            guard let value else {
+                row.values[p.slot] = .null
+                return
+            }
+            switch try target(value, for: p, writer: writer) {
+            case .key(let key): row.values[p.slot] = .reference(key)
+            case .problem(let message): problem(message)
+            }
+        case .toMany:
+            guard let value else {
+                row.toMany.removeAll { $0.slot == p.slot }
+                return
+            }
+            let items: [Any]
+            switch value {
+            case let list as [Any]: items = list
+            case let set as Set<ObjectID>: items = set.sorted { $0.primaryKey < $1.primaryKey }
+            case let set as Set<ManagedObject>: items = set.sorted { $0.key < $1.key }
+            case let set as Set<AnyHashable>: items = Array(set)
+            default:
+                problem("a to-many relationship takes an array or set of object IDs or objects, not \(value)")
+                return
+            }
+            var keys: [UInt64] = []
+            var seen = Set<UInt64>()
+            for item in items {
+                switch try target(item, for: p, writer: writer) {
+                case .key(let key): if seen.insert(key).inserted { keys.append(key) }
+                case .problem(let message): problem(message)
+                }
+            }
+            row.toMany.removeAll { $0.slot == p.slot }
+            row.toMany.append((p.slot, keys))
+        }
+    }
+
+    /// The stored object `value` names for the relationship `p` (BR1).
+    func target(_ value: Any, for p: PropertyInfo, writer: BatchWriter) throws -> Target {
+        let key: UInt64
+        switch Self.unwrapped(value) {
+        case let id as ObjectID:
+            guard id.storeIdentifier == storeID else { return .problem("\(id) belongs to another store") }
+            key = id.primaryKey
+        case let object as ManagedObject:
+            guard object.key != 0, object.context?.store.identifier == storeID else {
+                return .problem("\(object) is not an object of this store (insert and save it first)")
+            }
+            key = object.key
+        default:
+            return .problem("a relationship takes object IDs or objects, not \(value)")
+        }
+        let destination = model.entities[p.destination]
+        guard destination.kindIDs.contains(PrimaryKey.entity(of: key)) else {
+            return .problem("\(p.name) leads to \(destination.name), not to \(model.entity(ofKey: key)?.name ?? "entity \(PrimaryKey.entity(of: key))")")
+        }
+        guard try writer.exists(key) else {
+            return .problem("\(model.entity(ofKey: key)?.name ?? "?")/\(key & PrimaryKey.sequenceMask) is not in the store (saved objects only)")
+        }
+        return .key(key)
+    }
+
+    /// The save-time checks of an object's values and to-many counts (Context+Save V1).
+    func validate(_ row: BatchRow, rowNumber: Int, problems: inout [DocStoreError.Problem]) {
+        for p in entity.properties {
+            func problem(_ message: String) {
+                problems.append(.init(entity: "\(entity.name) row \(rowNumber)", property: p.name, message))
+            }
+            switch p.kind {
+            case .attribute:
+                if let rules = p.rules, let message = Context.check(row.values[p.slot], against: rules) { problem(message) }
+            case .toOne(let r):
+                if !r.isOptional, row.values[p.slot].isNull { problem("is required (a to-one relationship with no object)") }
+            case .toMany(let r):
+                let minimum = max(r.minCount ?? 0, r.isOptional ? 0 : 1)
+                guard minimum > 0 || r.maxCount != nil else { continue }
+                let count = row.toMany.first { $0.slot == p.slot }?.targets.count ?? 0
+                if count < minimum { problem("has \(count) object\(count == 1 ? "" : "s"); at least \(minimum) required") }
+                if let hi = r.maxCount, count > hi { problem("has \(count) objects; at most \(hi) allowed") }
+            }
+        }
+    }
+}

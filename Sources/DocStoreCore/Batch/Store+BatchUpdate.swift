@@ -1,0 +1,170 @@
+// Store+BatchUpdate: running a BatchUpdateRequest — the matching objects' records rewritten
+// with new values in one write transaction, without managed objects (BatchWriter B1–B5).
+//
+//   BU1 objects are chosen inside the write transaction, by their saved values, with the
+//       fetch planner (an index serves the predicate when it can): nothing can change between
+//       choosing and writing.
+//   BU2 a value is a constant, a QueryExpression evaluated with the object's saved values
+//       (numbers widen to the attribute's type: `views + 1` on a Double), or for a to-one
+//       relationship a target, whose inverse is kept in step (B2, B5). To-many relationships
+//       are refused before anything is read: a batch sets values, a context edits memberships.
+//   BU3 new values are validated as a save validates them; one bad object refuses the batch,
+//       listing the problems (the first 100).
+//   BU4 an object whose values come out the same is not rewritten, counted or recorded; a
+//       changed one gets its next row version, and only the indexes whose slots changed are
+//       rewritten (IndexEntries IE3).
+
+import Foundation
+internal import DocStoreEngine
+
+extension Store {
+    /// Updates the matching objects in one transaction and records it in history.
+    ///
+    /// - Throws: ``DocStoreError/Code/unknownProperty`` for an unknown entity or property;
+    ///   ``DocStoreError/Code/typeMismatch`` for a constant that does not fit its attribute or
+    ///   a to-many relationship; ``DocStoreError/Code/invalidQuery`` for a predicate or
+    ///   expression that does not fit the schema; ``DocStoreError/Code/validation`` listing
+    ///   the objects whose new values break the entity's rules;
+    ///   ``DocStoreError/Code/uniqueConstraint``; ``DocStoreError/Code/storage``. Nothing is
+    ///   written when it throws.
+    public func execute(_ request: BatchUpdateRequest, transactionAuthor: String? = nil) throws(DocStoreError) -> BatchResult {
+        try executeUpdate(request, author: transactionAuthor, contextName: nil, origin: 0)
+    }
+
+    /// A new value of one property (BU2).
+    private enum NewValue {
+        case constant(StoredValue)
+        case expression(QueryExpression, AttributeType)
+        case target(Any?)
+    }
+
+    func executeUpdate(_ request: BatchUpdateRequest, author: String?, contextName: String?, origin: UInt64) throws(DocStoreError) -> BatchResult {
+        guard let entity = model.entity(named: request.entityName) else {
+            throw DocStoreError(.unknownProperty, "the schema has no entity \"\(request.entityName)\"", entity: request.entityName)
+        }
+        var updates: [(slot: Int, value: NewValue)] = []
+        for (name, given) in request.propertiesToUpdate.sorted(by: { $0.key < $1.key }) {
+            guard let p = entity.property(named: name) else {
+                throw DocStoreError(.unknownProperty, "\(entity.name) has no property \"\(name)\"", entity: entity.name, property: name)
+            }
+            let value = BatchRowReader.unwrapped(given)
+            switch p.kind {
+            case .attribute(let a):
+                if let e = value as? QueryExpression {
+                    updates.append((p.slot, .expression(e, a.type)))
+                } else if let stored = StoredValue.converting(value, to: a.type) {
+                    updates.append((p.slot, .constant(stored)))
+                } else {
+                    throw DocStoreError(.typeMismatch, "the value \(value.map { String(describing: $0) } ?? "nil") does not fit \(a.type) attribute \(name)", entity: entity.name, property: name)
+                }
+            case .toOne:
+                updates.append((p.slot, .target(value)))
+            case .toMany:
+                throw DocStoreError(.typeMismatch, "a batch update sets attributes and to-one relationships; \(entity.name).\(name) is to-many (change its members in a context)", entity: entity.name, property: name)
+            }
+        }
+        let reader = BatchRowReader(entity: entity, model: model, storeID: identifier)
+        let context = Context(store: self)
+        return try runBatch(author: author, contextName: contextName, origin: origin, resultType: request.resultType) { writer in
+            context.batchTransaction = writer.txn
+            defer { context.batchTransaction = nil }
+            // To-one targets are resolved once, against the store.
+            var targets: [Int: StoredValue] = [:]
+            var problems: [DocStoreError.Problem] = []
+            for (slot, value) in updates {
+                guard case .target(let given) = value else { continue }
+                guard let given else { targets[slot] = .null; continue }
+                switch try reader.target(given, for: entity.properties[slot], writer: writer) {
+                case .key(let key): targets[slot] = .reference(key)
+                case .problem(let message): problems.append(.init(entity: entity.name, property: entity.properties[slot].name, message))
+                }
+            }
+            if !problems.isEmpty {
+                throw DocStoreError(.validation, "batch update refused: \(problems[0].property ?? "a relationship") names no object it can take", entity: entity.name, property: problems[0].property, problems: problems)
+            }
+
+            var fetch = FetchRequest<ManagedObject>(entityName: entity.name, predicate: request.predicate)
+            fetch.includesPendingChanges = false
+            fetch.includesSubentities = request.includesSubentities
+            let keys = try context.fetchKeys(fetch)
+            let evaluator = QueryEvaluator(context: context, includesPendingChanges: false)
+            var updated: [UInt64] = []
+            var badObjects = 0
+            for key in keys {
+                guard let objectEntity = model.entity(ofKey: key), let (old, version) = try writer.storedValues(key, objectEntity) else { continue }
+                var values = old
+                var changedSlots = Set<Int>()
+                let before = problems.count
+                func problem(_ slot: Int, _ message: String) {
+                    problems.append(.init(entity: "\(objectEntity.name)/\(key & PrimaryKey.sequenceMask)", property: objectEntity.properties[slot].name, message))
+                }
+                for (slot, update) in updates {
+                    let new: StoredValue
+                    switch update {
+                    case .constant(let v): new = v
+                    case .target: new = targets[slot] ?? .null
+                    case .expression(let e, let type):
+                        let result = try evaluator.value(e, key: key, values: old)
+                        guard case .scalar(let v) = result, let fitted = v.widened(to: type) else {
+                            problem(slot, "the expression \(e) gives \(result.elements.map(\.description).joined(separator: ", ")), which does not fit \(type)")
+                            continue
+                        }
+                        new = fitted
+                    }
+                    if new != values[slot] {
+                        values[slot] = new
+                        changedSlots.insert(slot)
+                    }
+                }
+                for slot in changedSlots.sorted() {
+                    let p = objectEntity.properties[slot]
+                    if let rules = p.rules, let message = Context.check(values[slot], against: rules) { problem(slot, message) }
+                    if case .toOne(let r) = p.kind, !r.isOptional, values[slot].isNull { problem(slot, "is required (a to-one relationship with no object)") }
+                }
+                if problems.count > before {
+                    badObjects += 1
+                    if problems.count > 100 { problems.removeLast(problems.count - 100) }
+                    continue
+                }
+                guard !changedSlots.isEmpty, problems.isEmpty else { continue }     // BU4, BU3
+                try IndexEntries.remove(key: key, objectEntity, values: old, writer.txn, affected: { $0.intersects(changedSlots) })
+                IndexEntries.add(key: key, objectEntity, values: values, to: &writer.batch, affected: { $0.intersects(changedSlots) })
+                writer.batch.put(BatchWriter.record(objectEntity, values, rowVersion: version + 1, schemaVersion: catalog.schemaVersion),
+                                 for: PrimaryKey.bytes(key), in: objectEntity.recordsTree)
+                for slot in changedSlots.sorted() where objectEntity.properties[slot].isToOne {
+                    let p = objectEntity.properties[slot]
+                    if case .reference(let oldTarget) = old[slot] { try writer.removeInverse(of: p, target: oldTarget, source: key) }
+                    if case .reference(let newTarget) = values[slot] { try writer.addInverse(of: p, target: newTarget, source: key) }
+                }
+                writer.changes.append(RecordedChange(kind: .update, key: key, fields: changedSlots.map { objectEntity.properties[$0].fieldID }.sorted()))
+                updated.append(key)
+            }
+            if !problems.isEmpty {
+                throw DocStoreError(.validation, "batch update refused: the new values of \(badObjects) object\(badObjects == 1 ? "" : "s") break \(entity.name)'s rules; nothing was changed",
+                                    entity: entity.name, property: problems.count == 1 ? problems[0].property : nil, problems: problems)
+            }
+            return updated
+        }
+    }
+}
+
+extension StoredValue {
+    /// This value as an attribute of `type` holds it: itself when it fits, a number widened
+    /// or narrowed exactly (an Int to a Double, a whole Double to an Int) otherwise; nil when
+    /// it cannot be (BU2).
+    func widened(to type: AttributeType) -> StoredValue? {
+        if fits(type) { return self }
+        switch (self, type) {
+        case (.int(let v), .double): return .double(Double(v))
+        case (.int(let v), .float): return .float(Float(v))
+        case (.int(let v), .decimal): return .decimal(Decimal(v))
+        case (.double(let v), .float): return .float(Float(v))
+        case (.double(let v), .decimal): return .decimal(Decimal(v))
+        case (.float(let v), .double): return .double(Double(v))
+        case (.double(let v), _) where type.integerRange != nil:
+            guard let exact = Int64(exactly: v), type.integerRange?.contains(exact) ?? false else { return nil }
+            return .int(exact)
+        default: return nil
+        }
+    }
+}

@@ -1,0 +1,173 @@
+// GraphAudit: the object layer's integrity check over one snapshot — what `Store.verify()` adds
+// to the engine's page-level check. It reads every record, link and index entry and reports,
+// in words naming the object, property and tree:
+//
+//   GA1 a record that does not decode, or whose entity is not the one its key says;
+//   GA2 a missing index entry, an entry that names another object, or an entry no object
+//       explains (each index tree's entry count must equal what the records give);
+//   GA3 a relationship whose other side disagrees: a to-one whose target's inverse does not
+//       list it back, a link whose inverse link or to-one is missing, a link from or to an
+//       object that does not exist. A reference to a deleted object is allowed only where the
+//       other side's delete rule is noAction (which leaves it on purpose).
+//
+// It changes nothing and reads within one snapshot, so it can run while the store is in use.
+
+import Foundation
+internal import DocStoreEngine
+
+extension Store {
+    /// The object graph's problems (GA1–GA3), in words; empty when records, links and indexes
+    /// agree.
+    func auditGraph() throws(DocStoreError) -> [String] {
+        try read { txn in
+            var audit = GraphAudit(model: model, txn: txn)
+            return try audit.run()
+        }
+    }
+}
+
+struct GraphAudit {
+    let model: StoreModel
+    let txn: Transaction
+    private var problems: [String] = []
+    private var expectedEntries: [String: Int] = [:]
+
+    init(model: StoreModel, txn: Transaction) {
+        self.model = model
+        self.txn = txn
+    }
+
+    mutating func run() throws -> [String] {
+        for entity in model.entities where !entity.description.isAbstract {
+            try txn.forEachRecord(of: entity) { key, bytes in try checkRecord(key, bytes, entity) }
+        }
+        // GA2: each index tree holds exactly the entries its records give.
+        var trees = Set<String>()
+        for entity in model.entities {
+            for p in entity.properties { if let tree = p.indexTree { trees.insert(tree) } }
+            for index in entity.compoundIndexes { trees.insert(index.tree) }
+        }
+        for tree in trees.sorted() where try txn.treeExists(tree) {
+            let count = try txn.count(in: tree)
+            if count != expectedEntries[tree, default: 0] {
+                problems.append("index \(tree) holds \(count) entries; its objects give \(expectedEntries[tree, default: 0])")
+            }
+        }
+        var linkTrees: [String: PropertyInfo] = [:]
+        for entity in model.entities { for p in entity.properties where p.isToMany { linkTrees[p.linkTree] = p } }
+        for (tree, p) in linkTrees.sorted(by: { $0.key < $1.key }) where try txn.treeExists(tree) {
+            try checkLinks(tree, p)
+        }
+        return problems
+    }
+
+    private func name(_ key: UInt64) -> String {
+        "\(model.entity(ofKey: key)?.name ?? "entity \(PrimaryKey.entity(of: key))")/\(key & PrimaryKey.sequenceMask)"
+    }
+
+    private func values(of key: UInt64) throws -> [StoredValue]? {
+        guard let entity = model.entity(ofKey: key), try txn.treeExists(entity.recordsTree),
+              let bytes = try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) else { return nil }
+        var values = entity.defaults
+        _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
+        return values
+    }
+
+    private mutating func checkRecord(_ key: UInt64, _ bytes: [UInt8], _ entity: EntityInfo) throws {
+        var values = entity.defaults
+        do {
+            let record = try RecordCoding.decode(bytes, key: key)
+            guard record.entityID == entity.id else {
+                problems.append("\(name(key)): its record says entity \(record.entityID)")
+                return
+            }
+            _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
+        } catch {
+            problems.append("\(name(key)): its record does not decode: \(error)")
+            return
+        }
+        try checkIndexEntries(key, values, entity)
+        for slot in entity.recordSlots where entity.properties[slot].isToOne {
+            guard case .reference(let target) = values[slot] else { continue }
+            try checkInverse(of: entity.properties[slot], source: key, target: target)
+        }
+    }
+
+    private mutating func checkIndexEntries(_ key: UInt64, _ values: [StoredValue], _ entity: EntityInfo) throws {
+        func expect(_ k: [UInt8], in tree: String, value: [UInt8]?, _ what: String) throws {
+            expectedEntries[tree, default: 0] += 1
+            guard try txn.treeExists(tree), let stored = try txn.get(k, in: tree) else {
+                problems.append("\(name(key)): index \(tree) lacks its entry for \(what)")
+                return
+            }
+            if let value, stored != value {
+                problems.append("\(name(key)): index \(tree) gives its entry for \(what) to \(PrimaryKey.read(stored).map(name) ?? "a malformed key")")
+            }
+        }
+        for p in entity.properties {
+            guard let tree = p.indexTree, let k = Context.indexKey(values[p.slot], unique: p.isUnique, key: key) else { continue }
+            try expect(k, in: tree, value: p.isUnique ? PrimaryKey.bytes(key) : [], p.name)
+        }
+        for index in entity.compoundIndexes {
+            for (k, _) in Context.compoundEntries(values, index, key: key) {
+                try expect(k, in: index.tree, value: PrimaryKey.bytes(key), index.text)
+            }
+        }
+    }
+
+    /// GA3 for the link `source` → `target` of `p`: the target exists, and its inverse leads back.
+    private mutating func checkInverse(of p: PropertyInfo, source: UInt64, target: UInt64) throws {
+        let destination = model.entities[p.destination]
+        guard destination.kindIDs.contains(PrimaryKey.entity(of: target)), let targetEntity = model.entity(ofKey: target),
+              p.inverseSlot >= 0, p.inverseSlot < targetEntity.properties.count else {
+            problems.append("\(name(source)).\(p.name) leads to \(name(target)), not a \(destination.name)")
+            return
+        }
+        let q = targetEntity.properties[p.inverseSlot]
+        guard let targetValues = try values(of: target) else {
+            if q.relationship?.deleteRule != .noAction {
+                problems.append("\(name(source)).\(p.name) leads to \(name(target)), which does not exist")
+            }
+            return
+        }
+        if q.isToOne {
+            if targetValues[q.slot] != .reference(source) {
+                problems.append("\(name(source)).\(p.name) leads to \(name(target)), whose \(q.name) is \(targetValues[q.slot]) instead")
+            }
+        } else if q.isOrdered {
+            var found = false
+            let prefix = PrimaryKey.bytes(target)
+            var cursor = try txn.cursor(in: q.linkTree)
+            var entry = try cursor.seek(to: prefix)
+            while let (k, v) = entry, k.starts(with: prefix) {
+                if PrimaryKey.read(v) == source { found = true; break }
+                entry = try cursor.next()
+            }
+            if !found { problems.append("\(name(source)).\(p.name) leads to \(name(target)), whose \(q.name) lacks it") }
+        } else if try txn.get(linkKey(target, source), in: q.linkTree) == nil {
+            problems.append("\(name(source)).\(p.name) leads to \(name(target)), whose \(q.name) lacks it")
+        }
+    }
+
+    private mutating func checkLinks(_ tree: String, _ p: PropertyInfo) throws {
+        var cursor = try txn.cursor(in: tree)
+        var entry = try cursor.seek(to: [])
+        var lastSource: UInt64?
+        var sourceExists = false
+        while let (k, v) = entry {
+            guard k.count == 16, let source = PrimaryKey.read(k),
+                  let target = p.isOrdered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8) else {
+                problems.append("links \(tree) (\(p.name)) holds a malformed entry")
+                entry = try cursor.next()
+                continue
+            }
+            if source != lastSource {
+                lastSource = source
+                sourceExists = try values(of: source) != nil
+                if !sourceExists { problems.append("links \(tree) (\(p.name)) holds links of \(name(source)), which does not exist") }
+            }
+            if sourceExists { try checkInverse(of: p, source: source, target: target) }
+            entry = try cursor.next()
+        }
+    }
+}
