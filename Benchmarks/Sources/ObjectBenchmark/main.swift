@@ -5,8 +5,9 @@
 //   ObjectBenchmark [--scale S] [--repeat K] [--only DocStore,SQLite,GRDB]
 //   ObjectBenchmark importWhileReading [--notes N] [--batch B] [--repeat K]   (ImportWhileReading.swift)
 //   ObjectBenchmark controllerMemory [--notes N]                             (ControllerMemory.swift)
+//   ObjectBenchmark batch [--notes N] [--repeat K] [--only …]                 (BatchOperations.swift)
 //
-// Hidden subcommands (the binary starts itself for each workload): __noop, __workload, __open;
+// Hidden subcommands (the binary starts itself for each workload): __noop, __workload, __open, __batch;
 // __parse measures the predicate parser alone (for a profiler).
 
 import BenchmarkSupport
@@ -16,6 +17,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 if arguments.first == "__noop" { exit(0) }
 if arguments.first == "__workload" { exit(childWorkload(Array(arguments.dropFirst()))) }
 if arguments.first == "__open" { exit(childOpen(Array(arguments.dropFirst()))) }
+if arguments.first == "__batch" { exit(childBatch(Array(arguments.dropFirst()))) }
 /// Runs a mode that is not the main table, and exits with its status.
 func runMode(_ body: ([String]) throws -> Int32) -> Never {
     do { exit(try body(Array(arguments.dropFirst()))) } catch {
@@ -25,6 +27,7 @@ func runMode(_ body: ([String]) throws -> Int32) -> Never {
 }
 if arguments.first == "importWhileReading" { runMode(runImportWhileReading) }
 if arguments.first == "controllerMemory" { runMode(runControllerMemory) }
+if arguments.first == "batch" { runMode(runBatchOperations) }
 if arguments.first == "__parse" {
     let (cached, cold) = try DocStoreNotes.parseCost()
     print(String(format: "cached %.2f µs, first time %.2f µs", cached * 1e6, cold * 1e6))

@@ -7,7 +7,7 @@
 //       problem of the row; nothing is guessed.
 //   BR2 values wrapped in an Optional inside `Any` (`row["body"] = text` with `text: String?`)
 //       count as the value they wrap; nil and NSNull are nil.
-//   BR3 a to-many's targets are kept once each, in the order given.
+//   BR3 a to-many's targets are kept once each, in the order given 
 
 import Foundation
 
@@ -50,16 +50,26 @@ struct BatchRowReader {
             problem("\(entity.name) has no property \"\(name)\"")
             return
         }
-        let value = Self.unwrapped(value)
         switch p.kind {
         case .attribute(let a):
-            guard let stored = StoredValue.converting(value, to: a.type) else {
-                problem("the value \(value.map { String(describing: $0) } ?? "nil") does not fit \(a.type) attribute \(name)")
+            // The conversion sees through an Optional in `Any` on its own; only a value it
+            // refuses is checked for being nil (BR2) — reflection costs more than the cast.
+            if let value, let stored = StoredValue.converting(value, to: a.type) {
+                row.values[p.slot] = stored
+            } else if let unwrapped = Self.unwrapped(value) {
+                problem("the value \(unwrapped) does not fit \(a.type) attribute \(name)")
+            } else {
+                row.values[p.slot] = .null
+            }
+        case .toOne:
+            if let id = value as? ObjectID {
+                switch try target(id, for: p, writer: writer) {
+                case .key(let key): row.values[p.slot] = .reference(key)
+                case .problem(let message): problem(message)
+                }
                 return
             }
-            row.values[p.slot] = stored
-        case .toOne:
-            guard let value else {
+            guard let value = Self.unwrapped(value) else {
                 row.values[p.slot] = .null
                 return
             }
@@ -68,25 +78,30 @@ struct BatchRowReader {
             case .problem(let message): problem(message)
             }
         case .toMany:
-            guard let value else {
-                row.toMany.removeAll { $0.slot == p.slot }
-                return
-            }
             let items: [Any]
             switch value {
-            case let list as [Any]: items = list
+            case let ids as [ObjectID]: items = ids
+            case let objects as [ManagedObject]: items = objects
             case let set as Set<ObjectID>: items = set.sorted { $0.primaryKey < $1.primaryKey }
             case let set as Set<ManagedObject>: items = set.sorted { $0.key < $1.key }
+            case let list as [Any]: items = list
             case let set as Set<AnyHashable>: items = Array(set)
             default:
+                guard let value = Self.unwrapped(value) else {
+                    row.toMany.removeAll { $0.slot == p.slot }
+                    return
+                }
                 problem("a to-many relationship takes an array or set of object IDs or objects, not \(value)")
                 return
             }
             var keys: [UInt64] = []
-            var seen = Set<UInt64>()
+            keys.reserveCapacity(items.count)
+            var seen = items.count > 16 ? Set<UInt64>() : nil
             for item in items {
                 switch try target(item, for: p, writer: writer) {
-                case .key(let key): if seen.insert(key).inserted { keys.append(key) }
+                case .key(let key):
+                    let isNew = seen.map { _ in seen?.insert(key).inserted ?? true } ?? !keys.contains(key)
+                    if isNew { keys.append(key) }
                 case .problem(let message): problem(message)
                 }
             }
@@ -98,7 +113,7 @@ struct BatchRowReader {
     /// The stored object `value` names for the relationship `p` (BR1).
     func target(_ value: Any, for p: PropertyInfo, writer: BatchWriter) throws -> Target {
         let key: UInt64
-        switch Self.unwrapped(value) {
+        switch value as? ObjectID ?? Self.unwrapped(value) {
         case let id as ObjectID:
             guard id.storeIdentifier == storeID else { return .problem("\(id) belongs to another store") }
             key = id.primaryKey

@@ -105,8 +105,17 @@ public final class WriteTransaction: Transaction {
     @discardableResult
     public func delete(_ key: [UInt8], in tree: String) throws(EngineError) -> Bool {
         _ = try requireTree(tree)
-        guard try contains(key, in: tree) else { return false }
-        try apply(.delete(tree: tree, key: key))
+        try checkOpen()
+        try applyBuffered()
+        // One descent: the B+tree reports whether the key was there (and changes nothing when
+        // it was not); only a removal is logged.
+        guard var info = try info(tree) else { throw .corrupt("deleting from a missing tree '\(tree)'") }
+        let (root, removed) = try BTree.delete(key, root: info.root, in: ws)
+        guard removed else { return false }
+        info.root = root
+        info.count -= 1
+        try setInfo(tree, info)
+        log.append(.delete(tree: tree, key: key))
         return true
     }
 
