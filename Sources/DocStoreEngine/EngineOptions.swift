@@ -44,6 +44,11 @@ public struct EngineOptions: Sendable {
     /// a random one, so that golden files come out byte-identical (Format/golden/). Internal on
     /// purpose: a store's identity is not something an app chooses.
     var storeIDForTesting: UUID?
+    /// When the store does not exist yet: the identity it takes — the store ID and the last
+    /// LSN of the store it continues — so that a copy made by a migration or compaction keeps
+    /// the object IDs and history tokens of the original (its first commit is `lastLSN` + 1).
+    /// Ignored when the store exists.
+    public var continuing: (storeID: UUID, lastLSN: LSN)?
 
     public init() {}
 

@@ -40,9 +40,9 @@ enum Recovery {
         let fs = options.fileSystem
         let temp = paths.pageFile + "-new"
         let meta = MetaPage(
-            pageSize: options.pageSize, generation: Generation(1), checkpointLSN: .zero, walGeneration: 1,
+            pageSize: options.pageSize, generation: Generation(1), checkpointLSN: options.continuing?.lastLSN ?? .zero, walGeneration: 1,
             pageCount: 2, catalogRoot: .none, freeListHead: .none, freeListCount: 0,
-            storeID: options.storeIDForTesting ?? UUID())
+            storeID: options.continuing?.storeID ?? options.storeIDForTesting ?? UUID())
         var bytes = [UInt8](repeating: 0, count: 2 * options.pageSize)
         let encoded = meta.encode()
         bytes.replaceSubrange(options.pageSize..<(options.pageSize + encoded.count), with: encoded)

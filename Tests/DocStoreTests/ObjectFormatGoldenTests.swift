@@ -100,6 +100,21 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         let json = try Catalog(new: schema).encoded()
         let pretty = try JSONSerialization.data(withJSONObject: JSONSerialization.jsonObject(with: Data(json)), options: [.prettyPrinted, .sortedKeys])
         out.append(Example(document: "schema.md", name: "catalog-json", text: String(decoding: pretty, as: UTF8.self)))
+
+        // The same catalog after a migration to 2.0.0 that adds Folder.color; the schema of
+        // version 1 inside `versions` is elided (it is the one above).
+        var v2 = schema
+        v2.entities[0].attributes.append(AttributeDescription(name: "color", type: .string, isOptional: true))
+        let step = MigrationPlanner.plan(from: Catalog(new: schema), to: v2, version: SchemaVersion(2, 0, 0))
+        #expect(!step.rewrites && step.changes.map(\.description) == ["Folder.color: attribute added (instant)"])
+        var migrated = try JSONSerialization.jsonObject(with: Data(try step.to.encoded())) as? [String: Any] ?? [:]
+        migrated["schema"] = "…"
+        if var versions = migrated["versions"] as? [[String: Any]] {
+            for i in versions.indices { versions[i]["schema"] = "…" }
+            migrated["versions"] = versions
+        }
+        let prettyV2 = try JSONSerialization.data(withJSONObject: migrated, options: [.prettyPrinted, .sortedKeys])
+        out.append(Example(document: "schema.md", name: "catalog-versions-json", text: String(decoding: prettyV2, as: UTF8.self)))
         return out
     }
 

@@ -81,13 +81,7 @@ final class BatchWriter {
     /// one: 0, 1, 2 … for a new object's members). A to-one's own side is its record field.
     func putOwnLink(_ source: UInt64, _ p: PropertyInfo, _ target: UInt64, position: Int) {
         guard p.isToMany else { return }
-        if p.isOrdered {
-            var k = PrimaryKey.bytes(source)
-            PrimaryKey.appendBytes(UInt64(position + 1) << 16, to: &k)
-            batch.put(PrimaryKey.bytes(target), for: k, in: p.linkTree)
-        } else {
-            batch.put([], for: linkKey(source, target), in: p.linkTree)
-        }
+        batch.putLink(source, p, target, position: position)
     }
 
     /// `target` gains `source` in `p`'s inverse (the target's side of a new link): a link

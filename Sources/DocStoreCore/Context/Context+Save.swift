@@ -478,6 +478,21 @@ func linkKey(_ source: UInt64, _ target: UInt64) -> [UInt8] {
     return key
 }
 
+extension WriteBatch {
+    /// Puts `source`'s link to `target` in the to-many `p`'s tree: `source ‖ target` when
+    /// unordered, `source ‖ position → target` when ordered (`position` 0, 1, 2 … becomes the
+    /// multiples of 65 536 of Format/record.md § Links).
+    mutating func putLink(_ source: UInt64, _ p: PropertyInfo, _ target: UInt64, position: Int) {
+        if p.isOrdered {
+            var k = PrimaryKey.bytes(source)
+            PrimaryKey.appendBytes(UInt64(position + 1) << 16, to: &k)
+            put(PrimaryKey.bytes(target), for: k, in: p.linkTree)
+        } else {
+            put([], for: linkKey(source, target), in: p.linkTree)
+        }
+    }
+}
+
 /// The puts of a save, grouped by tree (W1): the engine applies consecutive puts to one tree
 /// sorted, so a save writes each tree's entries in one ordered run rather than interleaving
 /// records, links and index entries. Unique index entries are checked against the store and

@@ -28,6 +28,9 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     /// Compound indexes and uniqueness constraints declared here (a sub-entity's objects are in
     /// its ancestors' indexes too). Single-attribute ones are options of the attribute.
     public var indexes: [IndexDescription]
+    /// The name this entity had in the previous schema version (a rename: migrations keep its
+    /// objects, IDs and links). Written to the catalog only when set.
+    public var originalName: String?
 
     public init(
         name: String, parent: String? = nil, isAbstract: Bool = false,
@@ -49,7 +52,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case name, parent, isAbstract, attributes, relationships, indexes
+        case name, parent, isAbstract, attributes, relationships, indexes, originalName
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +63,7 @@ public struct EntityDescription: Sendable, Hashable, Codable {
         attributes = try c.decode([AttributeDescription].self, forKey: .attributes)
         relationships = try c.decode([RelationshipDescription].self, forKey: .relationships)
         indexes = try c.decodeIfPresent([IndexDescription].self, forKey: .indexes) ?? []
+        originalName = try c.decodeIfPresent(String.self, forKey: .originalName)
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -70,5 +74,6 @@ public struct EntityDescription: Sendable, Hashable, Codable {
         try c.encode(attributes, forKey: .attributes)
         try c.encode(relationships, forKey: .relationships)
         if !indexes.isEmpty { try c.encode(indexes, forKey: .indexes) }
+        try c.encodeIfPresent(originalName, forKey: .originalName)
     }
 }

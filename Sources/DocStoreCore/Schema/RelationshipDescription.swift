@@ -40,6 +40,9 @@ public struct RelationshipDescription: Sendable, Hashable, Codable {
     /// To-many only: the fewest and most objects allowed at save.
     public var minCount: Int?
     public var maxCount: Int?
+    /// The name this relationship had in the previous schema version (a rename: migrations keep
+    /// its links). Written to the catalog only when set.
+    public var originalName: String?
 
     public init(
         name: String, destination: String, inverse: String?, isToMany: Bool = false,

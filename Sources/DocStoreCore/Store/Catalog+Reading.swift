@@ -16,11 +16,7 @@ extension Catalog {
               let entityIDs = root["entityIDs"] as? [String: Int], let fieldIDs = root["fieldIDs"] as? [String: Int],
               let nextEntity = root["nextEntityID"] as? Int, let nextField = root["nextFieldID"] as? Int,
               version >= 0, nextEntity >= 0, nextField >= 0 else { return nil }
-        var described: [EntityDescription] = []
-        for e in entities {
-            guard let entity = entity(e) else { return nil }
-            described.append(entity)
-        }
+        guard let described = schemaEntities(entities) else { return nil }
         var catalog = Catalog(new: Schema(entities: []))
         catalog.format = format
         catalog.schemaVersion = UInt32(clamping: version)
@@ -29,13 +25,44 @@ extension Catalog {
         catalog.fieldIDs = fieldIDs.mapValues { UInt32(clamping: $0) }
         catalog.nextEntityID = UInt32(clamping: nextEntity)
         catalog.nextFieldID = UInt32(clamping: nextField)
+        if let text = root["versionIdentifier"] {
+            guard let text = text as? String, let version = SchemaVersion(text) else { return nil }
+            catalog.versionIdentifier = version
+        }
+        if let versions = root["versions"] {
+            guard let versions = versions as? [[String: Any]] else { return nil }
+            for v in versions {
+                guard let number = v["schemaVersion"] as? Int, number >= 0,
+                      let schema = v["schema"] as? [String: Any], let entities = schema["entities"] as? [[String: Any]],
+                      let described = schemaEntities(entities),
+                      let entityIDs = v["entityIDs"] as? [String: Int], let fieldIDs = v["fieldIDs"] as? [String: Int] else { return nil }
+                var identifier: SchemaVersion?
+                if let text = v["versionIdentifier"] {
+                    guard let text = text as? String, let version = SchemaVersion(text) else { return nil }
+                    identifier = version
+                }
+                catalog.versions.append(CatalogVersion(
+                    schemaVersion: UInt32(clamping: number), versionIdentifier: identifier, schema: Schema(entities: described),
+                    entityIDs: entityIDs.mapValues { UInt32(clamping: $0) }, fieldIDs: fieldIDs.mapValues { UInt32(clamping: $0) }))
+            }
+        }
         return catalog
+    }
+
+    private static func schemaEntities(_ entities: [[String: Any]]) -> [EntityDescription]? {
+        var described: [EntityDescription] = []
+        for e in entities {
+            guard let entity = entity(e) else { return nil }
+            described.append(entity)
+        }
+        return described
     }
 
     private static func entity(_ e: [String: Any]) -> EntityDescription? {
         guard let name = e["name"] as? String, let attributes = e["attributes"] as? [[String: Any]],
               let relationships = e["relationships"] as? [[String: Any]] else { return nil }
         var entity = EntityDescription(name: name, parent: e["parent"] as? String, isAbstract: e["isAbstract"] as? Bool ?? false)
+        entity.originalName = e["originalName"] as? String
         for a in attributes {
             guard let attribute = attribute(a) else { return nil }
             entity.attributes.append(attribute)
@@ -78,11 +105,13 @@ extension Catalog {
     private static func relationship(_ r: [String: Any]) -> RelationshipDescription? {
         guard let name = r["name"] as? String, let destination = r["destination"] as? String,
               let rule = DeleteRule(rawValue: r["deleteRule"] as? String ?? "") else { return nil }
-        return RelationshipDescription(
+        var relationship = RelationshipDescription(
             name: name, destination: destination, inverse: r["inverse"] as? String,
             isToMany: r["isToMany"] as? Bool ?? false, isOrdered: r["isOrdered"] as? Bool ?? false,
             deleteRule: rule, isOptional: r["isOptional"] as? Bool ?? true,
             minCount: r["minCount"] as? Int, maxCount: r["maxCount"] as? Int)
+        relationship.originalName = r["originalName"] as? String
+        return relationship
     }
 
     private static func number(_ value: Any?) -> Double? {

@@ -24,6 +24,12 @@ struct Catalog: Encodable, Equatable {
     var fieldIDs: [String: UInt32]
     var nextEntityID: UInt32
     var nextFieldID: UInt32
+    /// The app's version number of `schema`, once the store was opened through a migration
+    /// plan (written only when known).
+    var versionIdentifier: SchemaVersion?
+    /// Every earlier schema the store has had, oldest first, with the IDs it had then
+    /// (Format/schema.md § Versions; written only when not empty).
+    var versions: [CatalogVersion] = []
 
     static let tree = "docstore.catalog"
     static let catalogKey: [UInt8] = Array("catalog".utf8)
@@ -47,6 +53,29 @@ struct Catalog: Encodable, Equatable {
                 nextFieldID += 1
             }
         }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case format, schemaVersion, schema, entityIDs, fieldIDs, nextEntityID, nextFieldID, versionIdentifier, versions
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(format, forKey: .format)
+        try c.encode(schemaVersion, forKey: .schemaVersion)
+        try c.encode(schema, forKey: .schema)
+        try c.encode(entityIDs, forKey: .entityIDs)
+        try c.encode(fieldIDs, forKey: .fieldIDs)
+        try c.encode(nextEntityID, forKey: .nextEntityID)
+        try c.encode(nextFieldID, forKey: .nextFieldID)
+        try c.encodeIfPresent(versionIdentifier, forKey: .versionIdentifier)
+        if !versions.isEmpty { try c.encode(versions, forKey: .versions) }
+    }
+
+    /// This catalog's schema as an earlier version, for `versions`.
+    var asVersion: CatalogVersion {
+        CatalogVersion(schemaVersion: schemaVersion, versionIdentifier: versionIdentifier, schema: schema,
+                       entityIDs: entityIDs, fieldIDs: fieldIDs)
     }
 
     func encoded() throws(DocStoreError) -> [UInt8] {
@@ -78,5 +107,26 @@ struct Catalog: Encodable, Equatable {
     }
 
     func entityID(_ name: String) -> UInt32 { entityIDs[name] ?? 0 }
+
+    /// The catalog of an earlier version (to read objects as that version had them).
+    func catalog(of version: CatalogVersion) -> Catalog {
+        var old = self
+        old.schemaVersion = version.schemaVersion
+        old.versionIdentifier = version.versionIdentifier
+        old.schema = version.schema
+        old.entityIDs = version.entityIDs
+        old.fieldIDs = version.fieldIDs
+        old.versions = []
+        return old
+    }
     func fieldID(_ entity: String, _ property: String) -> UInt32 { fieldIDs["\(entity).\(property)"] ?? 0 }
+}
+
+/// A schema a store had before a migration (Format/schema.md § Versions).
+struct CatalogVersion: Encodable, Equatable {
+    var schemaVersion: UInt32
+    var versionIdentifier: SchemaVersion?
+    var schema: Schema
+    var entityIDs: [String: UInt32]
+    var fieldIDs: [String: UInt32]
 }

@@ -89,7 +89,7 @@ public final class Store: Sendable {
         return options
     }
 
-    private static func classes(_ models: [ManagedObject.Type]) -> [String: ManagedObject.Type] {
+    static func classes(_ models: [ManagedObject.Type]) -> [String: ManagedObject.Type] {
         var out: [String: ManagedObject.Type] = [:]
         for model in models { if let name = model._$entityDescription?.name { out[name] = model } }
         return out
