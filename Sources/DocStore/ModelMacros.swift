@@ -14,12 +14,13 @@ import Foundation
 
 /// Makes a `ManagedObject` subclass a model class: every stored `var` becomes a persisted
 /// attribute or relationship (decided by its type), read lazily from the store and tracked for
-/// save. `isAbstract: true` declares an entity with no objects of its own.
+/// save. `isAbstract: true` declares an entity with no objects of its own; `originalName` names
+/// the entity as the previous schema version called it (a rename a migration keeps).
 @attached(member, names: named(_$entityDescription), named(_$declaredPropertyNames), named(_$observedValueChanged), prefixed(_$slotBase),
           prefixed(_$keyPaths), named(_$keyPathNames),
           named(_$slotCount), prefixed(_$pending), named(_$absorbPending), named(init))
 @attached(memberAttribute)
-public macro Model(isAbstract: Bool = false) = #externalMacro(module: "DocStoreMacros", type: "ModelMacro")
+public macro Model(isAbstract: Bool = false, originalName: String? = nil) = #externalMacro(module: "DocStoreMacros", type: "ModelMacro")
 
 /// Compound indexes of a model class, declared in its body, as SwiftData's `#Index`: each
 /// argument is one index, its key paths the indexed properties (attributes or to-one
@@ -57,7 +58,8 @@ public macro Attribute(_ options: AttributeOption...) = #externalMacro(module: "
 /// and for to-many relationships the fewest and most objects allowed at save.
 @attached(peer)
 public macro Relationship(
-    deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int? = nil, maximumCount: Int? = nil
+    deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil, minimumCount: Int? = nil, maximumCount: Int? = nil,
+    originalName: String? = nil
 ) = #externalMacro(module: "DocStoreMacros", type: "MarkerMacro")
 
 /// A stored property that is not persisted.

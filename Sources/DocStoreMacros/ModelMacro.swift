@@ -113,6 +113,7 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
         let isAbstract = node.arguments?.as(LabeledExprListSyntax.self)?.contains {
             $0.label?.text == "isAbstract" && $0.expression.trimmedDescription == "true"
         } ?? false
+        let originalName = node.arguments?.as(LabeledExprListSyntax.self)?.first { $0.label?.text == "originalName" }?.expression.trimmedDescription
         let properties = persistedProperties(of: declaration)
 
         let descriptions = properties.map { p -> String in
@@ -132,7 +133,8 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
         let indexes = declaredIndexes(of: declaration).map { index in
             "DocStore.IndexDescription([\(index.names.map { "\"\($0)\"" }.joined(separator: ", "))]\(index.unique ? ", isUnique: true" : ""))"
         }
-        let indexArgument = indexes.isEmpty ? "" : ", indexes: [\(indexes.joined(separator: ", "))]"
+        let indexArgument = (indexes.isEmpty ? "" : ", indexes: [\(indexes.joined(separator: ", "))]")
+            + (originalName.map { ", originalName: \($0)" } ?? "")
 
         var members: [DeclSyntax] = [
             """

@@ -85,7 +85,8 @@ extension Store {
             throw DocStoreError(.invalidSchema, "the migration plan lists no schema versions")
         }
         try Self.migrate(path: path, plan: migrationPlan, options: options, dryRun: false, progress: progress)
-        try self.init(path: path, url: url, schema: target.schema, classes: Store.classes(target.models), options: options)
+        try self.init(path: path, url: url, schema: target.schema, classes: Store.classes(target.models), options: options,
+                      versionIdentifier: target.versionIdentifier)
     }
 
     /// What opening the store at `url` with `migrationPlan` would do, without changing it (a

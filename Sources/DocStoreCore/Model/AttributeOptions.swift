@@ -35,12 +35,14 @@ public struct _$RelationshipOptions {
     var deleteRule: DeleteRule
     var minimumCount: Int?
     var maximumCount: Int?
+    var originalName: String?
 
     public init(inverseName: String?, deleteRule: DeleteRule = .nullify, inverse: AnyKeyPath? = nil,
-                minimumCount: Int? = nil, maximumCount: Int? = nil) {
+                minimumCount: Int? = nil, maximumCount: Int? = nil, originalName: String? = nil) {
         self.inverseName = inverseName
         self.deleteRule = deleteRule
         self.minimumCount = minimumCount
         self.maximumCount = maximumCount
+        self.originalName = originalName
     }
 }

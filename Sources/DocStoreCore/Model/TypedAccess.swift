@@ -240,8 +240,9 @@ public enum _$PropertyDescription {
 }
 
 public func _$entity(_ name: String, parent: String?, isAbstract: Bool, _ properties: [_$PropertyDescription],
-                     indexes: [IndexDescription] = []) -> EntityDescription {
+                     indexes: [IndexDescription] = [], originalName: String? = nil) -> EntityDescription {
     var entity = EntityDescription(name: name, parent: parent, isAbstract: isAbstract, indexes: indexes)
+    entity.originalName = originalName
     for p in properties {
         switch p {
         case .attribute(let a): entity.attributes.append(a)
@@ -314,6 +315,7 @@ private func relationshipDescription(_ name: String, _ destination: ManagedObjec
         r.deleteRule = options.deleteRule
         r.minCount = options.minimumCount
         r.maxCount = options.maximumCount
+        r.originalName = options.originalName
     }
     return .relationship(r)
 }

@@ -95,14 +95,17 @@ public final class Store: Sendable {
         return out
     }
 
-    init(path: String, url: URL?, schema: Schema, classes: [String: ManagedObject.Type], options: EngineOptions) throws(DocStoreError) {
+    /// `versionIdentifier`: the version number a new store's catalog records (a store created
+    /// through a migration plan).
+    init(path: String, url: URL?, schema: Schema, classes: [String: ManagedObject.Type], options: EngineOptions,
+         versionIdentifier: SchemaVersion? = nil) throws(DocStoreError) {
         try schema.validate()
         let engine: Engine
         do { engine = try Engine.open(at: path, options: options) } catch {
             throw DocStoreError(.storage, "the store at \(path) could not be opened: \(error.message)", underlying: error)
         }
         do {
-            let catalog = try Store.loadCatalog(engine: engine, schema: schema, classes: classes)
+            let catalog = try Store.loadCatalog(engine: engine, schema: schema, classes: classes, versionIdentifier: versionIdentifier)
             self.catalog = catalog
             self.model = StoreModel(catalog: catalog, classes: classes)
             self.sequences = Locked(try Store.loadSequences(engine: engine, catalog: catalog))
@@ -137,7 +140,8 @@ public final class Store: Sendable {
 
     // MARK: - Catalog
 
-    private static func loadCatalog(engine: Engine, schema: Schema, classes: [String: ManagedObject.Type]) throws(DocStoreError) -> Catalog {
+    private static func loadCatalog(engine: Engine, schema: Schema, classes: [String: ManagedObject.Type],
+                                    versionIdentifier: SchemaVersion?) throws(DocStoreError) -> Catalog {
         let stored: [UInt8]?
         do {
             stored = try engine.read { txn -> [UInt8]? in
@@ -163,7 +167,8 @@ public final class Store: Sendable {
             same.schema = schema
             return same
         }
-        let catalog = Catalog(new: schema)
+        var catalog = Catalog(new: schema)
+        catalog.versionIdentifier = versionIdentifier
         let bytes = try catalog.encoded()
         let model = StoreModel(catalog: catalog, classes: classes)
         try write(engine) { txn in

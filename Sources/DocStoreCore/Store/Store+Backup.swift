@@ -1,0 +1,111 @@
+// Store+Backup: an online copy of the store to another URL — a consistent snapshot taken while the
+// store stays open and in use (Core Data's migratePersistentStore(_:to:) for a copy, SQLite's
+// backup API).
+//
+//   BK1 the copy reads one engine snapshot: it holds exactly the commits up to that snapshot's
+//       LSN, whatever other contexts save meanwhile (they are never blocked).
+//   BK2 it is written in transactions of bounded size (entries and bytes), so memory does not
+//       grow with the store; large values go to the copy's blob files as they did here.
+//   BK3 it is built beside its destination and renamed into place only when complete
+//       (StoreFileSwap), so a crash or an error never leaves a partial store at `url`.
+//   BK4 the copy keeps the store's identity and LSN: object IDs, URIs and history tokens are
+//       valid in it. Open it with `Store(url:…)` like any store.
+
+import Foundation
+internal import DocStoreEngine
+
+/// What ``Store/backup(to:)`` wrote.
+public struct BackupReport: Sendable {
+    /// Where the copy is.
+    public let url: URL
+    /// The last commit the copy holds (history after this token is not in it).
+    public let token: HistoryToken
+    /// Entries copied (records, links, index entries, history and catalog entries).
+    public let entries: Int
+    /// The copy's page file size in bytes.
+    public let bytes: UInt64
+}
+
+extension Store {
+    /// Copies the store, as of now, to a new store file at `url` while it stays in use (BK1–BK4).
+    ///
+    /// ```swift
+    /// let report = try store.backup(to: URL(fileURLWithPath: "Notes-backup.docstore"))
+    /// ```
+    ///
+    /// - Throws: ``DocStoreError/Code/storage`` when something exists at `url` already, or for
+    ///   an I/O error (nothing is left at `url` then).
+    @discardableResult
+    public func backup(to url: URL) throws(DocStoreError) -> BackupReport {
+        let path = url.path
+        let fs = engine.options.fileSystem
+        guard !fs.fileExists(path) else {
+            throw DocStoreError(.storage, "a file exists at \(path) already; back up to a new path")
+        }
+        do {
+            try StoreFileSwap.removeStaging(path, fs)
+            let snapshot = try engine.beginRead()
+            defer { snapshot.close() }
+            var options = EngineOptions()
+            options.fileSystem = fs
+            options.durability = .off
+            options.pageSize = engine.options.pageSize
+            options.continuing = (engine.storeID, snapshot.lsn)
+            let copy = try Engine.open(at: StoreFileSwap.staging(path), options: options)
+            var entries = 0
+            do {
+                for tree in try snapshot.treeNames() {
+                    try copy.write { txn in try txn.createTree(named: tree) }
+                    var cursor = try snapshot.cursor(in: tree)
+                    var entry = try cursor.seek(to: [])
+                    var pending: [(key: [UInt8], value: [UInt8])] = []
+                    var pendingBytes = 0
+                    while let (k, v) = entry {
+                        pending.append((k, v))
+                        pendingBytes += k.count + v.count
+                        entry = try cursor.next()
+                        if pending.count >= 20_000 || pendingBytes >= 8 << 20 || entry == nil {
+                            let batch = pending
+                            pending = []
+                            pendingBytes = 0
+                            try copy.write { txn in for (k, v) in batch { try txn.put(v, for: k, in: tree) } }
+                            entries += batch.count
+                        }
+                    }
+                }
+                try copy.checkpoint()
+                try copy.close()
+            } catch {
+                try? copy.close()
+                try? StoreFileSwap.removeStaging(path, fs)
+                throw error
+            }
+            try syncCopy(StoreFileSwap.staging(path), fs)
+            try StoreFileSwap.commit(path, fs)
+            let file = try fs.openFile(path, create: false, readOnly: true)
+            defer { file.close() }
+            return BackupReport(url: url, token: HistoryToken(snapshot.lsn.rawValue), entries: entries, bytes: try file.size())
+        } catch {
+            throw Store.storageError(error)
+        }
+    }
+
+    /// The copy was written without syncs (durability off, for speed): its files are synced
+    /// once, whole, before it is renamed into place.
+    private func syncCopy(_ path: String, _ fs: any FileSystem) throws {
+        for file in [path, path + "-wal"] where fs.fileExists(file) {
+            let handle = try fs.openFile(file, create: false, readOnly: false)
+            defer { handle.close() }
+            try handle.sync()
+        }
+        if fs.fileExists(path + "-blobs") {
+            for name in try fs.listDirectory(path + "-blobs") {
+                let handle = try fs.openFile(path + "-blobs/" + name, create: false, readOnly: false)
+                defer { handle.close() }
+                try handle.sync()
+            }
+            try fs.syncDirectory(path + "-blobs")
+        }
+        try fs.syncDirectory(StoreFileSwap.directory(of: path))
+    }
+}
