@@ -237,7 +237,7 @@ public final class Engine: Sendable {
 
     /// Makes a finished transaction the new committed state. `logged` is false during replay.
     func commit(_ txn: WriteTransaction, _ state: inout WriterState, logged: Bool) throws(EngineError) -> LSN? {
-        guard txn.hasChanges else {
+        guard txn.hasChanges || txn.relocated else {
             abandon(txn)
             return nil
         }
@@ -246,7 +246,8 @@ public final class Engine: Sendable {
         // A transaction larger than the checkpoint threshold is not logged: it commits by
         // checkpoint instead (its pages and a new meta page become durable together), which
         // writes its bytes once instead of twice. Its durability point is the meta write (I2, I3).
-        let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= walRecordLimit)
+        // So does one that only moved pages (compaction): it has nothing to log.
+        let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= walRecordLimit || !txn.hasChanges)
         if logged && !commitByCheckpoint {
             let payload = txn.log.build()
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }

@@ -183,10 +183,10 @@ public final class FaultInjectingFileSystem: FileSystem {
         switch op {
         case let .write(offset, data):
             let end = offset + data.count
-            if bytes.count < end { bytes.append(contentsOf: repeatElement(0, count: end - bytes.count)) }
+            if bytes.count < end { bytes.append(contentsOf: [UInt8](repeating: 0, count: end - bytes.count)) }
             bytes.replaceSubrange(offset..<end, with: data)
         case let .truncate(size):
-            if bytes.count > size { bytes.removeSubrange(size...) } else { bytes.append(contentsOf: repeatElement(0, count: size - bytes.count)) }
+            if bytes.count > size { bytes.removeSubrange(size...) } else { bytes.append(contentsOf: [UInt8](repeating: 0, count: size - bytes.count)) }
         }
     }
 

@@ -150,7 +150,9 @@ final class MemoryFile: StorageFile {
     /// Writes `bytes` into `file` at `offset`, zero-filling any gap.
     static func apply(_ bytes: UnsafeRawBufferPointer, at offset: Int, to file: inout [UInt8]) {
         let end = offset + bytes.count
-        if file.count < end { file.append(contentsOf: repeatElement(0, count: end - file.count)) }
+        // An array of zeros (a memset, then one copy) rather than a lazy repetition: unoptimized
+        // test builds would step through a lazy sequence byte by byte.
+        if file.count < end { file.append(contentsOf: [UInt8](repeating: 0, count: end - file.count)) }
         file.withUnsafeMutableBytes { dst in
             if let src = bytes.baseAddress, let base = dst.baseAddress {
                 (base + offset).copyMemory(from: src, byteCount: bytes.count)
@@ -166,7 +168,7 @@ final class MemoryFile: StorageFile {
             var file = s.files[path] ?? []
             s.files[path] = nil
             let n = Int(size)
-            if file.count > n { file.removeSubrange(n...) } else { file.append(contentsOf: repeatElement(0, count: n - file.count)) }
+            if file.count > n { file.removeSubrange(n...) } else { file.append(contentsOf: [UInt8](repeating: 0, count: n - file.count)) }
             s.files[path] = file
         }
     }

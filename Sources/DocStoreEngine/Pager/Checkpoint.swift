@@ -12,9 +12,11 @@
 // WAL stay valid on disk, so reopening recovers everything committed.
 
 extension Engine {
-    func checkpoint(_ state: inout WriterState) throws(EngineError) {
+    /// `force`: write a checkpoint even when nothing was committed since the last one (a
+    /// compaction that trimmed the file's free tail must record the new page count).
+    func checkpoint(_ state: inout WriterState, force: Bool = false) throws(EngineError) {
         let (lsn, catalogRoot, oldest) = published.withLock { ($0.lsn, $0.catalogRoot, $0.oldestSnapshot) }
-        if lsn == state.durableMeta.checkpointLSN && (state.freeSpaceIfLoaded?.freshSinceCheckpoint.isEmpty ?? true) && state.walEnd <= UInt64(WALFormat.headerSize) {
+        if !force && lsn == state.durableMeta.checkpointLSN && (state.freeSpaceIfLoaded?.freshSinceCheckpoint.isEmpty ?? true) && state.walEnd <= UInt64(WALFormat.headerSize) {
             return
         }
         let freeSpace = try state.freeSpace(pager)

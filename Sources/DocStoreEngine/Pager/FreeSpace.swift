@@ -146,6 +146,27 @@ final class FreeSpace {
         return dropped
     }
 
+    /// The pages reusable now, in no particular order.
+    var readyPages: [UInt64] { ready }
+
+    /// Gives the file's free tail back: while the last page is ready (free and unreachable), the
+    /// file ends one page earlier. Returns the new page count (compaction: the next checkpoint
+    /// records it, then the file is truncated to it).
+    @discardableResult
+    func trimTail() -> UInt64 {
+        let readySet = Set(ready)
+        var end = pageCount
+        while end > 2 && readySet.contains(end - 1) { end -= 1 }
+        guard end < pageCount else { return pageCount }
+        ready = ready.filter { $0 < end }
+        var heap = ready
+        ready = []
+        heap.sort()
+        ready = heap        // ascending is a valid min-heap
+        pageCount = end
+        return end
+    }
+
     /// After a durable checkpoint: every page in use is now in the file.
     func checkpointed() {
         freshSinceCheckpoint.removeAll(keepingCapacity: true)

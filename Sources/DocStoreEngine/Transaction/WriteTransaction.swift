@@ -129,6 +129,38 @@ public final class WriteTransaction: Transaction {
     /// Whether the transaction changed anything.
     public var hasChanges: Bool { !log.isEmpty }
 
+    /// Pages were moved (compaction): the state is the same, its pages are elsewhere. Such a
+    /// transaction commits by checkpoint, having nothing to log (Engine+Compact.swift).
+    var relocated = false
+
+    /// Moves every page at or beyond `boundary` (of every tree and the catalog) toward the
+    /// front, at most `budget` pages; returns how many moved.
+    /// With `merge`, neighbouring leaves that fit in one page are merged on the way.
+    func relocatePages(beyond boundary: UInt64, merge: Bool, budget: Int) throws(EngineError) -> Int {
+        try checkOpen()
+        try applyBuffered()
+        var left = budget
+        var names: [String] = []
+        var cursor = Cursor(source: ws, root: catalogRoot, blobs: nil, file: engine.pager.path)
+        var entry = try cursor.first()
+        while let e = entry {
+            if let name = String(validating: e.key, as: UTF8.self) { names.append(name) }
+            entry = try cursor.next()
+        }
+        for name in names where left > 0 {
+            guard var info = try info(name) else { continue }
+            let root = try BTree.relocate(root: info.root, beyond: boundary, merge: merge, budget: &left, in: ws)
+            if root != info.root {
+                info.root = root
+                try setInfo(name, info)
+            }
+        }
+        if left > 0 { catalogRoot = try BTree.relocate(root: catalogRoot, beyond: boundary, merge: merge, budget: &left, in: ws) }
+        let moved = budget - left
+        if moved > 0 { relocated = true }
+        return moved
+    }
+
     // MARK: - Applying operations (also used by recovery to replay the WAL)
 
     override func settle() throws(EngineError) {
