@@ -214,6 +214,32 @@ enum NotesPlanTo2: SchemaMigrationPlan {
         #expect(second.changes.contains { $0.property == "summary" && $0.change == "required attribute added without a default" })
         #expect(second.changes.contains { $0.property == "notes" && $0.change == "no longer ordered" })
         #expect(report.description.contains("stage 2: 2.0.0 → 3.0.0 (custom), rewrites 7 objects"))
+        // A rewriting stage is rehearsed on a scratch copy: this one would succeed.
+        #expect(report.rehearsed && report.problems.isEmpty && report.description.contains("it succeeds"))
+        #expect(try Data(contentsOf: url) == before)
+    }
+
+    @Test func theDryRunNamesTheObjectsTheDataWouldRefuseAndChangesNothing() throws {
+        let url = temporaryURL()
+        try makeV1(url)
+        do {
+            let store = try Store(url: url, migrationPlan: NotesPlanTo2.self)
+            let c = Context(store: store)
+            let dup = NotesV2.Note()
+            dup.title = "note 3"
+            try c.insert(dup)
+            try c.save()
+            try store.close()
+        }
+        let before = try Data(contentsOf: url)
+        let report = try Store.migrationReport(url: url, migrationPlan: UniqueTitlePlan.self)
+        #expect(report.storeVersion == SchemaVersion(2, 0, 0) && report.rehearsed)
+        #expect(report.problems.count == 1 && report.problems.first?.message.contains("\"note 3\"") == true, "\(report.problems)")
+        #expect(report.description.contains("it fails with 1 problem"))
+        #expect(try Data(contentsOf: url) == before)
+        // Without the rehearsal, the report is the plan alone.
+        let quick = try Store.migrationReport(url: url, migrationPlan: UniqueTitlePlan.self, rehearse: false)
+        #expect(!quick.rehearsed && quick.problems.isEmpty && quick.stages.first?.rewritesObjects == true)
     }
 
     enum UniqueTitlePlan: SchemaMigrationPlan {

@@ -47,6 +47,12 @@ public struct MigrationReport: Sendable, CustomStringConvertible {
     public var storeVersion: SchemaVersion?
     /// The stages, in the order they would run; empty when the store is current.
     public var stages: [Stage]
+    /// Whether the migration was rehearsed on a scratch copy of the store (when a stage
+    /// rewrites objects), so that ``problems`` holds what the data would make it refuse.
+    public var rehearsed = false
+    /// What the rehearsal met — objects a new version refuses, values that do not convert,
+    /// constraints the data breaks — each naming the object; empty when it would succeed.
+    public var problems: [DocStoreError.Problem] = []
 
     public var description: String {
         guard !stages.isEmpty else { return "the store is at version \(storeVersion.map { "\($0)" } ?? "?"): nothing to migrate" }
@@ -54,6 +60,10 @@ public struct MigrationReport: Sendable, CustomStringConvertible {
         for (i, s) in stages.enumerated() {
             lines.append("stage \(i + 1): \(s.fromVersion.map { "\($0)" } ?? "stored schema") → \(s.toVersion.map { "\($0)" } ?? "?")\(s.isCustom ? " (custom)" : ""), \(s.rewritesObjects ? "rewrites \(s.objectCount) objects" : "instant")")
             for c in s.changes { lines.append("  \(c)") }
+        }
+        if rehearsed {
+            lines.append(problems.isEmpty ? "rehearsed on a copy: it succeeds" : "rehearsed on a copy: it fails with \(problems.count) problem\(problems.count == 1 ? "" : "s"):")
+            for p in problems { lines.append("  \(p)") }
         }
         return lines.joined(separator: "\n")
     }
@@ -90,11 +100,44 @@ extension Store {
     }
 
     /// What opening the store at `url` with `migrationPlan` would do, without changing it (a
-    /// dry run; the store is opened read-only).
-    public static func migrationReport(url: URL, migrationPlan: any SchemaMigrationPlan.Type) throws(DocStoreError) -> MigrationReport {
+    /// dry run; the store is opened read-only). When a stage rewrites objects and `rehearse` is
+    /// true, the migration is also run on a scratch copy of the store (in the temporary
+    /// directory, deleted after), so the report names every object the data would make it
+    /// refuse (``MigrationReport/problems``) — it takes as long as the migration.
+    public static func migrationReport(url: URL, migrationPlan: any SchemaMigrationPlan.Type,
+                                       rehearse: Bool = true) throws(DocStoreError) -> MigrationReport {
         var options = EngineOptions()
         options.readOnly = true
-        return try migrate(path: url.path, plan: migrationPlan, options: options, dryRun: true, progress: nil)
+        var report = try migrate(path: url.path, plan: migrationPlan, options: options, dryRun: true, progress: nil)
+        guard rehearse, report.stages.contains(where: \.rewritesObjects) else { return report }
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rehearsal-\(UUID().uuidString).docstore").path
+        defer {
+            for file in [scratch, scratch + "-wal"] { try? FileManager.default.removeItem(atPath: file) }
+            try? FileManager.default.removeItem(atPath: scratch + "-blobs")
+        }
+        do {
+            let source = try Engine.open(at: url.path, options: options)
+            defer { try? source.close() }
+            let snapshot = try source.beginRead()
+            defer { snapshot.close() }
+            var copyOptions = EngineOptions()
+            copyOptions.durability = .off
+            copyOptions.continuing = (source.storeID, snapshot.lsn)
+            let copy = try Engine.open(at: scratch, options: copyOptions)
+            _ = try copyTrees(from: snapshot, into: copy)
+            try copy.close()
+        } catch {
+            throw storageError(error)
+        }
+        report.rehearsed = true
+        var rehearsal = EngineOptions()
+        rehearsal.durability = .off
+        do {
+            try migrate(path: scratch, plan: migrationPlan, options: rehearsal, dryRun: false, progress: nil)
+        } catch {
+            report.problems = error.problems.isEmpty ? [DocStoreError.Problem(entity: error.entity ?? "store", property: error.property, error.message)] : error.problems
+        }
+        return report
     }
 
     /// SM3.

@@ -54,25 +54,7 @@ extension Store {
             let copy = try Engine.open(at: StoreFileSwap.staging(path), options: options)
             var entries = 0
             do {
-                for tree in try snapshot.treeNames() {
-                    try copy.write { txn in try txn.createTree(named: tree) }
-                    var cursor = try snapshot.cursor(in: tree)
-                    var entry = try cursor.seek(to: [])
-                    var pending: [(key: [UInt8], value: [UInt8])] = []
-                    var pendingBytes = 0
-                    while let (k, v) = entry {
-                        pending.append((k, v))
-                        pendingBytes += k.count + v.count
-                        entry = try cursor.next()
-                        if pending.count >= 20_000 || pendingBytes >= 8 << 20 || entry == nil {
-                            let batch = pending
-                            pending = []
-                            pendingBytes = 0
-                            try copy.write { txn in for (k, v) in batch { try txn.put(v, for: k, in: tree) } }
-                            entries += batch.count
-                        }
-                    }
-                }
+                entries = try Self.copyTrees(from: snapshot, into: copy)
                 try copy.checkpoint()
                 try copy.close()
             } catch {
@@ -88,6 +70,32 @@ extension Store {
         } catch {
             throw Store.storageError(error)
         }
+    }
+
+    /// Copies every tree of `snapshot` into the empty store `copy`, in transactions of bounded
+    /// size (BK2); returns the entries copied.
+    static func copyTrees(from snapshot: ReadTransaction, into copy: Engine) throws -> Int {
+        var entries = 0
+        for tree in try snapshot.treeNames() {
+            try copy.write { txn in try txn.createTree(named: tree) }
+            var cursor = try snapshot.cursor(in: tree)
+            var entry = try cursor.seek(to: [])
+            var pending: [(key: [UInt8], value: [UInt8])] = []
+            var pendingBytes = 0
+            while let (k, v) = entry {
+                pending.append((k, v))
+                pendingBytes += k.count + v.count
+                entry = try cursor.next()
+                if pending.count >= 20_000 || pendingBytes >= 8 << 20 || entry == nil {
+                    let batch = pending
+                    pending = []
+                    pendingBytes = 0
+                    try copy.write { txn in for (k, v) in batch { try txn.put(v, for: k, in: tree) } }
+                    entries += batch.count
+                }
+            }
+        }
+        return entries
     }
 
     /// The copy was written without syncs (durability off, for speed): its files are synced
