@@ -130,6 +130,18 @@ enum NotesPlanTo2: SchemaMigrationPlan {
         try store.close()
     }
 
+    /// A version-2 store (migrated from version 1) with a second note titled `title`.
+    func makeV2(_ url: URL, withSecond title: String) throws {
+        try makeV1(url)
+        let store = try Store(url: url, migrationPlan: NotesPlanTo2.self)
+        let c = Context(store: store)
+        let dup = NotesV2.Note()
+        dup.title = title
+        try c.insert(dup)
+        try c.save()
+        try store.close()
+    }
+
     @Test func aLightweightMigrationIsInstantAndKeepsEveryObject() throws {
         let url = temporaryURL()
         try makeV1(url)
@@ -221,16 +233,7 @@ enum NotesPlanTo2: SchemaMigrationPlan {
 
     @Test func theDryRunNamesTheObjectsTheDataWouldRefuseAndChangesNothing() throws {
         let url = temporaryURL()
-        try makeV1(url)
-        do {
-            let store = try Store(url: url, migrationPlan: NotesPlanTo2.self)
-            let c = Context(store: store)
-            let dup = NotesV2.Note()
-            dup.title = "note 3"
-            try c.insert(dup)
-            try c.save()
-            try store.close()
-        }
+        try makeV2(url, withSecond: "note 3")
         let before = try Data(contentsOf: url)
         let report = try Store.migrationReport(url: url, migrationPlan: UniqueTitlePlan.self)
         #expect(report.storeVersion == SchemaVersion(2, 0, 0) && report.rehearsed)
@@ -270,16 +273,7 @@ enum NotesPlanTo2: SchemaMigrationPlan {
 
     @Test func aConstraintTheDataBreaksFailsNamingTheObjectsAndLeavesTheStore() throws {
         let url = temporaryURL()
-        try makeV1(url)
-        do {
-            let store = try Store(url: url, migrationPlan: NotesPlanTo2.self)
-            let c = Context(store: store)
-            let dup = NotesV2.Note()
-            dup.title = "note 1"
-            try c.insert(dup)
-            try c.save()
-            try store.close()
-        }
+        try makeV2(url, withSecond: "note 1")
         let error = #expect(throws: DocStoreError.self) { try Store(url: url, migrationPlan: UniqueTitlePlan.self) }
         #expect(error?.code == .validation, "\(String(describing: error))")
         #expect(error?.problems.first?.message.contains("\"note 1\"") == true && error?.problems.first?.message.contains("Note/2") == true, "\(String(describing: error?.problems))")
