@@ -14,6 +14,8 @@
 //   F6  Keys in the order of one indexed sort key, with no predicate (a results controller's
 //       list): the index is walked alone — no record read, no sort — unless unsaved objects of
 //       the entity join the result.
+//   F7  fetchKeys of an unsorted, unwindowed request reads only the index when it answers the
+//       predicate alone (as F4's count does).
 //   F5  Keyset pagination (`fetchAfter`): only matches whose sort values, then primary key, come
 //       after the anchor's in the request's order count — tested as candidates arrive, so an
 //       index walk in sort order still stops once the window is full; the walk starts at the
@@ -79,8 +81,29 @@ extension Context {
     /// The primary keys of what `request` describes, in its order (a results controller keeps
     /// only these: no object IDs made for a million rows).
     /// Ordered by one indexed key and unfiltered, they come from walking the index alone (F6).
+    /// F7: unsorted and unwindowed, with an index that answers the predicate alone and no
+    /// unsaved object that could change the answer, the keys come from the index entries alone
+    /// (a batch update or delete by an indexed date reads no record to choose its objects).
     func fetchKeys<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> [UInt64] {
         let (plan, evaluator) = try prepare(request, keysOnly: true)
+        if plan.sourceIsExact, let (reader, ranges) = plan.source.indexRead, request.fetchAfter == nil,
+           request.sortDescriptors.isEmpty, request.fetchLimit == 0, request.fetchOffset == 0,
+           !(request.includesPendingChanges && hasPendingObjects(of: plan.kinds)) {
+            var keys: [UInt64] = []
+            try readStore { txn in
+                for range in ranges {
+                    try walk(range, of: reader, descending: false, txn) { _, key in
+                        if plan.kinds.contains(PrimaryKey.entity(of: key)) { keys.append(key) }
+                        return true
+                    }
+                }
+            }
+            keys.sort()     // F3: primary-key order
+            var unique: [UInt64] = []
+            unique.reserveCapacity(keys.count)
+            for key in keys where unique.last != key { unique.append(key) }
+            return unique
+        }
         return try matching(plan, evaluator, request, ordered: true, wholeRecords: false, countOnly: false, keysOnly: true).rows.map(\.key)
     }
 

@@ -6,9 +6,10 @@
 // on the path; none on the rightmost path). The next key lies at or above the previous one, so
 // it belongs to the same leaf exactly when it is below that bound; it is placed there directly
 // when the leaf is owned by this transaction (created or copied by it: its ancestors already
-// point at it, so nothing above changes), the key is new, the value is inline and the cell fits
-// in the leaf's free gap. Anything else — a full leaf (split or rebalance), a replaced key, an
-// overflow value, a committed leaf not copied yet — goes through `put`, and the next entry
+// point at it, so nothing above changes) and the value is inline: a new key whose cell fits in the
+// leaf's free gap, or an existing inline key whose new cell fits over the old one or in the gap.
+// Anything else — a full leaf (split or rebalance), an overflow value or one replacing an
+// overflow cell, a committed leaf not copied yet — goes through `put`, and the next entry
 // descends again.
 //
 // Invariant: the resulting tree holds what applying `put` to each entry in order would give.
@@ -28,10 +29,16 @@ extension BTree {
                 if ws.isOwned(leaf) { current = (leaf, upper) }
             }
             if let (leaf, upper) = current,
-               isInline(keyLength: entry.key.count, valueLength: entry.value.count, ws.limits),
-               placeInLeaf(entry.key, entry.value, leaf, below: upper) {
-                added += 1
-                continue
+               isInline(keyLength: entry.key.count, valueLength: entry.value.count, ws.limits) {
+                switch placeInLeaf(entry.key, entry.value, leaf, below: upper) {
+                case .added:
+                    added += 1
+                    continue
+                case .replaced:
+                    continue
+                case .notPlaced:
+                    break
+                }
             }
             let result = try put(entry.key, .bytes(entry.value), root: root, in: ws)
             root = result.root
@@ -60,18 +67,37 @@ extension BTree {
         return (page, upper)
     }
 
-    /// Places a new inline cell in `leaf` if `key` is below `upper`, not in the leaf, and the
-    /// cell fits in the leaf's gap; returns whether it did.
-    private static func placeInLeaf(_ key: [UInt8], _ value: [UInt8], _ leaf: Page, below upper: [UInt8]?) -> Bool {
+    /// What `placeInLeaf` did.
+    private enum Placement { case added, replaced, notPlaced }
+
+    /// Places an inline cell for `key` in `leaf` if `key` is below `upper`: a new key when the
+    /// cell fits in the leaf's gap; an existing key whose cell is inline by writing the new cell
+    /// over the old one when it is no larger (a record rewritten with a value of the same
+    /// length, a batch update's common case), or else into the gap.
+    private static func placeInLeaf(_ key: [UInt8], _ value: [UInt8], _ leaf: Page, below upper: [UInt8]?) -> Placement {
         let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count
-        guard leaf.gap >= size + 2 else { return false }
         return key.withUnsafeBytes { k in
-            if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return false }
+            if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return .notPlaced }
             let (index, found) = leafSearch(leaf, k)
-            if found { return false }
+            if found {
+                guard leaf.leafStorage(index) == .inline else { return .notPlaced }
+                let cell = LeafCell.build(key: key, storage: .inline, valueLength: value.count, payloadSize: value.count) { $0 += value }
+                if size <= leaf.leafCellSize(index) {
+                    let offset = leaf.slot(index)
+                    cell.withUnsafeBytes { src in
+                        if let dst = leaf.bytes.baseAddress, let from = src.baseAddress { (dst + offset).copyMemory(from: from, byteCount: size) }
+                    }
+                    return .replaced
+                }
+                guard leaf.gap >= size else { return .notPlaced }
+                leaf.removeSlot(at: index)
+                cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+                return .replaced
+            }
+            guard leaf.gap >= size + 2 else { return .notPlaced }
             let cell = LeafCell.build(key: key, storage: .inline, valueLength: value.count, payloadSize: value.count) { $0 += value }
             cell.withUnsafeBytes { place($0, in: leaf, at: index) }
-            return true
+            return .added
         }
     }
 }
