@@ -147,4 +147,51 @@ import Testing
         #expect(replayed.count == model.count, "seed \(seed) after replay")
         #expect(try reopened.verify().isClean, "seed \(seed) after replay")
     }
+
+    /// `delete(keys:in:)` (BTree.deleteSorted): many keys over many leaves, some missing, some
+    /// with overflow values, some emptying their leaf — the tree matches a model in the
+    /// transaction, after commit and after replay of the log.
+    @Test func sortedDeletesOverManyLeavesMatchAModel() throws {
+        let seed: UInt64 = 91
+        var rng = SplitMix64(seed: seed)
+        let store = try TestStores.memory("PBD") { $0.walPreallocationBytes = 0 }
+        var model: [[UInt8]: [UInt8]] = [:]
+        try store.engine.write { (txn) throws in
+            try txn.createTree(named: "t")
+            for _ in 0..<8_000 {
+                var key = [UInt8](repeating: 0, count: 4 + Int(rng.next() % 6))
+                for i in key.indices { key[i] = UInt8(rng.next() % 256) }
+                let value = rng.bytes(rng.next() % 40 == 0 ? 1_500 : Int(rng.next() % 90))
+                try txn.put(value, for: key, in: "t")
+                model[key] = value
+            }
+        }
+        for round in 0..<3 {
+            try store.engine.write { (txn) throws in
+                var doomed: [[UInt8]] = []
+                for key in model.keys where rng.next() % 3 == 0 { doomed.append(key) }
+                // Whole runs: every key of a stretch, so leaves empty and go.
+                let sorted = model.keys.sorted { PutBuffer.compare($0, $1) < 0 }
+                let start = Int(rng.next() % UInt64(max(1, sorted.count - 400)))
+                doomed += sorted[start..<min(sorted.count, start + 300)]
+                doomed += (0..<50).map { _ in rng.bytes(7) }          // mostly not there
+                let expected = Set(doomed).filter { model[$0] != nil }.count
+                let removed = try txn.delete(keys: doomed.shuffled(using: &rng), in: "t")
+                #expect(removed == expected, "seed \(seed) round \(round)")
+                for k in doomed { model[k] = nil }
+                let inside = try txn.entries(in: "t")
+                #expect(inside.count == model.count, "seed \(seed) round \(round), in the transaction")
+            }
+            let entries = try store.engine.read { try $0.entries(in: "t") }
+            #expect(entries.map(\.key) == model.keys.sorted { PutBuffer.compare($0, $1) < 0 }, "seed \(seed) round \(round)")
+            #expect(entries.allSatisfy { model[$0.key] == $0.value }, "seed \(seed) round \(round)")
+            #expect(try store.engine.verify().isClean, "seed \(seed) round \(round)")
+        }
+        var options = store.options
+        options.fileSystem = MemoryFileSystem(files: store.fileSystem.snapshot())
+        let reopened = try Engine.open(at: store.path, options: options)
+        let replayed = try reopened.read { try $0.entries(in: "t") }
+        #expect(replayed.count == model.count && replayed.allSatisfy { model[$0.key] == $0.value }, "seed \(seed) after replay")
+        #expect(try reopened.verify().isClean, "seed \(seed) after replay")
+    }
 }

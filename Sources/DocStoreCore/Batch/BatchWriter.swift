@@ -15,6 +15,9 @@
 //       record and links.
 //   B5  a one-to-one relationship whose target is given to a second object loses its first
 //       partner, as a context's edit would: the old partner's side is cleared.
+//   B6  deletes of whole entries (a deleted object's record, links and index entries) are
+//       collected per tree and applied in key order at `finish`, before the puts; nothing the
+//       batch reads meanwhile depends on them being gone.
 
 import Foundation
 internal import DocStoreEngine
@@ -35,6 +38,8 @@ final class BatchWriter {
     private var nextPositions: [String: [UInt64: UInt64]] = [:]
     /// Whether each target key exists, by key (relationship targets are checked once each).
     private var existing: [UInt64: Bool] = [:]
+    /// Keys to delete, by tree, applied sorted at `finish` (B6).
+    private var doomed: [String: [[UInt8]]] = [:]
 
     /// A neighbour's pending changes: the relationship field IDs that changed, and new to-one
     /// values by slot.
@@ -126,11 +131,28 @@ final class BatchWriter {
         }
     }
 
+    /// Deletes `key` from `tree` when the batch finishes (B6).
+    func deleteLater(_ key: [UInt8], in tree: String) {
+        doomed[tree, default: []].append(key)
+    }
+
+    /// Deletes every link whose source is `key` from the links tree `tree`, when the batch
+    /// finishes (B6).
+    func deleteLinksLater(of key: UInt64, in tree: String) throws {
+        let prefix = PrimaryKey.bytes(key)
+        var cursor = try txn.cursor(in: tree)
+        var entry = try cursor.seek(to: prefix)
+        while let (k, _) = entry, k.starts(with: prefix) {
+            deleteLater(k, in: tree)
+            entry = try cursor.next()
+        }
+    }
+
     /// Deletes the link `source` → `target` from `p`'s links tree (an ordered link is found
     /// by its target among the source's).
     func deleteLink(_ source: UInt64, _ p: PropertyInfo, _ target: UInt64) throws {
         if !p.isOrdered {
-            _ = try txn.delete(linkKey(source, target), in: p.linkTree)
+            deleteLater(linkKey(source, target), in: p.linkTree)
             return
         }
         let prefix = PrimaryKey.bytes(source)
@@ -141,7 +163,7 @@ final class BatchWriter {
             if PrimaryKey.read(v) == target { doomed = k; break }
             entry = try cursor.next()
         }
-        if let doomed { _ = try txn.delete(doomed, in: p.linkTree) }
+        if let doomed { deleteLater(doomed, in: p.linkTree) }
     }
 
     /// The position after the last of `source`'s ordered links in `tree`.
@@ -187,6 +209,8 @@ final class BatchWriter {
     /// Puts what the batch holds so far (after checking its unique entries), so that the
     /// transaction's reads see it.
     func flush() throws {
+        for (tree, keys) in doomed.sorted(by: { $0.key < $1.key }) { try txn.delete(keys: keys, in: tree) }
+        doomed = [:]
         if let clash = try batch.uniqueClashes(txn).first { throw clash.error }
         try batch.apply(txn)
         batch = WriteBatch()

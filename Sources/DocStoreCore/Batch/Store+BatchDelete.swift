@@ -115,15 +115,15 @@ struct BatchDeleter {
         for key in doomed {
             guard let entity = model.entity(ofKey: key), let bytes = records[key] else { continue }
             let values = try decode(bytes, key, entity)
-            try IndexEntries.remove(key: key, entity, values: values, writer.txn)
-            _ = try writer.txn.delete(PrimaryKey.bytes(key), in: entity.recordsTree)
+            try IndexEntries.remove(key: key, entity, values: values, writer.txn, deleter: writer.deleteLater)
+            writer.deleteLater(PrimaryKey.bytes(key), in: entity.recordsTree)
             for p in entity.properties where p.relationship != nil {
                 if p.relationship?.deleteRule == .nullify {
                     for target in try targets(of: key, p, values) where !writer.deleted.contains(target) {
                         try writer.removeInverse(of: p, target: target, source: key)
                     }
                 }
-                if p.isToMany { try Context.deleteLinks(of: key, in: p.linkTree, writer.txn) }
+                if p.isToMany { try writer.deleteLinksLater(of: key, in: p.linkTree) }
             }
             var change = RecordedChange(kind: .delete, key: key)
             for slot in entity.recordSlots where slot < values.count && !values[slot].isNull {

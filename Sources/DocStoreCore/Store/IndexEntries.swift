@@ -15,23 +15,29 @@ internal import DocStoreEngine
 enum IndexEntries {
     /// Removes the entries of the object `key` whose values were `values`, in the indexes
     /// `affected` accepts (given the slots each one reads).
+    /// `deleter`, when given, takes each entry to delete instead of deleting it at once (a batch
+    /// collects its deletes and applies them sorted).
     static func remove(key: UInt64, _ entity: EntityInfo, values: [StoredValue], _ txn: WriteTransaction,
-                       affected: (IndexSlots) -> Bool = { _ in true }) throws {
+                       affected: (IndexSlots) -> Bool = { _ in true },
+                       deleter: (([UInt8], String) -> Void)? = nil) throws {
+        func delete(_ k: [UInt8], _ tree: String) throws {
+            if let deleter { deleter(k, tree) } else { _ = try txn.delete(k, in: tree) }
+        }
         for p in entity.properties {
             guard let tree = p.indexTree, p.slot < values.count, affected(.one(p.slot)),
                   let k = Context.indexKey(values[p.slot], unique: p.isUnique, key: key) else { continue }
             if p.isUnique {
-                if let owner = try txn.get(k, in: tree), PrimaryKey.read(owner) == key { _ = try txn.delete(k, in: tree) }
+                if let owner = try txn.get(k, in: tree), PrimaryKey.read(owner) == key { try delete(k, tree) }
             } else {
-                _ = try txn.delete(k, in: tree)
+                try delete(k, tree)
             }
         }
         for index in entity.compoundIndexes where affected(.several(index.elements.map(\.slot))) {
             for (k, checks) in Context.compoundEntries(values, index, key: key) {
                 if checks {
-                    if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == key { _ = try txn.delete(k, in: index.tree) }
+                    if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == key { try delete(k, index.tree) }
                 } else {
-                    _ = try txn.delete(k, in: index.tree)
+                    try delete(k, index.tree)
                 }
             }
         }

@@ -101,3 +101,40 @@ extension BTree {
         }
     }
 }
+
+extension BTree {
+    /// Deletes `keys` (ascending, distinct) without a descent from the root for each: a key in
+    /// the owned leaf the previous one was in (below its upper bound) is removed in place unless
+    /// it is the leaf's last cell or holds an overflow or blob value; anything else goes through
+    /// `delete`, and the next key descends again. Returns the new root and the keys removed (in
+    /// order), as applying `delete` to each key in order would.
+    static func deleteSorted(_ keys: [[UInt8]], root start: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (root: PageNumber, removed: [[UInt8]]) {
+        var root = start
+        var removed: [[UInt8]] = []
+        var current: (leaf: Page, upper: [UInt8]?)?
+        for key in keys {
+            guard root != .none else { break }
+            if current == nil {
+                let (leaf, upper) = try locate(key, root: root, in: ws)
+                if ws.isOwned(leaf) { current = (leaf, upper) }
+            }
+            if let (leaf, upper) = current {
+                let inPlace: Bool? = key.withUnsafeBytes { k in
+                    if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return nil }
+                    let (index, found) = leafSearch(leaf, k)
+                    guard found else { return false }
+                    guard leaf.count > 1, leaf.leafStorage(index) == .inline else { return nil }
+                    leaf.removeSlot(at: index)
+                    return true
+                }
+                if inPlace == true { removed.append(key); continue }
+                if inPlace == false { continue }     // not in the tree
+            }
+            let result = try delete(key, root: root, in: ws)
+            root = result.root
+            if result.removed { removed.append(key) }
+            current = nil
+        }
+        return (root, removed)
+    }
+}

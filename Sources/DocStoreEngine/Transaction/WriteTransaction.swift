@@ -119,6 +119,32 @@ public final class WriteTransaction: Transaction {
         return true
     }
 
+    /// Removes every key of `keys` that is in `tree` (any order; each logged as a delete when it
+    /// was there), in key order and mostly without a descent per key (BTree.deleteSorted).
+    /// Returns how many were there.
+    /// - Throws: `.treeNotFound`, `.transactionClosed`.
+    @discardableResult
+    public func delete(keys: [[UInt8]], in tree: String) throws(EngineError) -> Int {
+        _ = try requireTree(tree)
+        try checkOpen()
+        try applyBuffered()
+        guard var info = try info(tree), !keys.isEmpty else { return 0 }
+        // Sorted by the first 8 bytes as a number, whole keys only to settle equal prefixes
+        // (as PutBuffer.drain): comparing arrays for every pair was most of the cost.
+        var order = keys.indices.map { (prefix: PutBuffer.prefix(keys[$0]), index: $0) }
+        order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : PutBuffer.compare(keys[$0.index], keys[$1.index]) < 0 }
+        var distinct: [[UInt8]] = []
+        distinct.reserveCapacity(order.count)
+        for o in order where distinct.last != keys[o.index] { distinct.append(keys[o.index]) }
+        let (root, removed) = try BTree.deleteSorted(distinct, root: info.root, in: ws)
+        guard !removed.isEmpty else { return 0 }
+        info.root = root
+        info.count -= UInt64(removed.count)
+        try setInfo(tree, info)
+        for key in removed { log.append(.delete(tree: tree, key: key)) }
+        return removed.count
+    }
+
     /// Abandons every change; later calls throw `.transactionClosed`.
     public func rollback() {
         guard isOpen else { return }
