@@ -186,39 +186,13 @@ final class SQLiteBatch: BatchSubject {
 
     func setUp(_ data: NotesData) throws {
         try base.exec("BEGIN")
-        let folder = try base.prepare("INSERT INTO folder(id, name) VALUES(?, ?)")
-        let tag = try base.prepare("INSERT INTO tag(id, name) VALUES(?, ?)")
-        defer { sqlite3_finalize(folder); sqlite3_finalize(tag) }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        for (i, name) in data.folderNames.enumerated() {
-            sqlite3_bind_int64(folder, 1, Int64(i + 1)); sqlite3_bind_text(folder, 2, name, -1, transient); try base.step(folder)
-        }
-        for (i, name) in data.tagNames.enumerated() {
-            sqlite3_bind_int64(tag, 1, Int64(i + 1)); sqlite3_bind_text(tag, 2, name, -1, transient); try base.step(tag)
-        }
+        try base.insertFoldersAndTags(data)
         try base.exec("COMMIT")
     }
 
     func insert(_ data: NotesData) throws {
         try base.exec("BEGIN")
-        let note = try base.prepare("INSERT INTO note(id, title, body, createdAt, updatedAt, isRead, folderId) VALUES(?, ?, ?, ?, ?, ?, ?)")
-        let link = try base.prepare("INSERT INTO noteTag(noteId, tagId) VALUES(?, ?)")
-        defer { sqlite3_finalize(note); sqlite3_finalize(link) }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
-        for (i, n) in data.notes.enumerated() {
-            let id = Int64(i + 1)
-            sqlite3_bind_int64(note, 1, id)
-            sqlite3_bind_text(note, 2, n.title, -1, transient)
-            sqlite3_bind_text(note, 3, n.body, -1, transient)
-            sqlite3_bind_double(note, 4, n.createdAt.timeIntervalSinceReferenceDate)
-            sqlite3_bind_double(note, 5, n.updatedAt.timeIntervalSinceReferenceDate)
-            sqlite3_bind_int(note, 6, n.isRead ? 1 : 0)
-            sqlite3_bind_int64(note, 7, Int64(n.folder))
-            try base.step(note)
-            for t in n.tags {
-                sqlite3_bind_int64(link, 1, id); sqlite3_bind_int64(link, 2, Int64(t)); try base.step(link)
-            }
-        }
+        try base.insertNotes(data)
         try base.exec("COMMIT")
     }
 
@@ -260,21 +234,11 @@ final class GRDBBatch: BatchSubject {
     init(directory: String) throws { base = try GRDBNotes(directory: directory, create: true) }
 
     func setUp(_ data: NotesData) throws {
-        try base.pool.write { db in
-            for (i, name) in data.folderNames.enumerated() { try FolderRecord(id: Int64(i + 1), name: name).insert(db) }
-            for (i, name) in data.tagNames.enumerated() { try TagRecord(id: Int64(i + 1), name: name).insert(db) }
-        }
+        try base.pool.write { db in try GRDBNotes.insertFoldersAndTags(data, db) }
     }
 
     func insert(_ data: NotesData) throws {
-        try base.pool.write { db in
-            for (i, n) in data.notes.enumerated() {
-                let id = Int64(i + 1)
-                try NoteRecord(id: id, title: n.title, body: n.body, createdAt: n.createdAt, updatedAt: n.updatedAt,
-                               isRead: n.isRead, folderId: Int64(n.folder)).insert(db)
-                for t in n.tags { try NoteTagRecord(noteId: id, tagId: Int64(t)).insert(db) }
-            }
-        }
+        try base.pool.write { db in try GRDBNotes.insertNotes(data, db) }
     }
 
     func update(before cutoff: Date, updatedAt: Date) throws {

@@ -73,14 +73,22 @@ final class GRDBNotes: NotesSubject {
 
     func insertAll(_ data: NotesData) throws {
         try pool.write { db in
-            for (i, name) in data.folderNames.enumerated() { try FolderRecord(id: Int64(i + 1), name: name).insert(db) }
-            for (i, name) in data.tagNames.enumerated() { try TagRecord(id: Int64(i + 1), name: name).insert(db) }
-            for (i, n) in data.notes.enumerated() {
-                let id = Int64(i + 1)
-                try NoteRecord(id: id, title: n.title, body: n.body, createdAt: n.createdAt, updatedAt: n.updatedAt,
-                               isRead: n.isRead, folderId: Int64(n.folder)).insert(db)
-                for t in n.tags { try NoteTagRecord(noteId: id, tagId: Int64(t)).insert(db) }
-            }
+            try Self.insertFoldersAndTags(data, db)
+            try Self.insertNotes(data, db)
+        }
+    }
+
+    static func insertFoldersAndTags(_ data: NotesData, _ db: Database) throws {
+        for (i, name) in data.folderNames.enumerated() { try FolderRecord(id: Int64(i + 1), name: name).insert(db) }
+        for (i, name) in data.tagNames.enumerated() { try TagRecord(id: Int64(i + 1), name: name).insert(db) }
+    }
+
+    static func insertNotes(_ data: NotesData, _ db: Database) throws {
+        for (i, n) in data.notes.enumerated() {
+            let id = Int64(i + 1)
+            try NoteRecord(id: id, title: n.title, body: n.body, createdAt: n.createdAt, updatedAt: n.updatedAt,
+                           isRead: n.isRead, folderId: Int64(n.folder)).insert(db)
+            for t in n.tags { try NoteTagRecord(noteId: id, tagId: Int64(t)).insert(db) }
         }
     }
 

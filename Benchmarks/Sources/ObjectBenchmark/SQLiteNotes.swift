@@ -79,11 +79,16 @@ final class SQLiteNotes: NotesSubject {
 
     func insertAll(_ data: NotesData) throws {
         try exec("BEGIN")
+        try insertFoldersAndTags(data)
+        try insertNotes(data)
+        try exec("COMMIT")
+    }
+
+    /// Every folder and tag, inside the caller's transaction.
+    func insertFoldersAndTags(_ data: NotesData) throws {
         let folder = try prepare("INSERT INTO folder(id, name) VALUES(?, ?)")
         let tag = try prepare("INSERT INTO tag(id, name) VALUES(?, ?)")
-        let note = try prepare("INSERT INTO note(id, title, body, createdAt, updatedAt, isRead, folderId) VALUES(?, ?, ?, ?, ?, ?, ?)")
-        let link = try prepare("INSERT INTO noteTag(noteId, tagId) VALUES(?, ?)")
-        defer { for s in [folder, tag, note, link] { sqlite3_finalize(s) } }
+        defer { for s in [folder, tag] { sqlite3_finalize(s) } }
         let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (i, name) in data.folderNames.enumerated() {
             sqlite3_bind_int64(folder, 1, Int64(i + 1)); sqlite3_bind_text(folder, 2, name, -1, transient); try step(folder)
@@ -91,6 +96,14 @@ final class SQLiteNotes: NotesSubject {
         for (i, name) in data.tagNames.enumerated() {
             sqlite3_bind_int64(tag, 1, Int64(i + 1)); sqlite3_bind_text(tag, 2, name, -1, transient); try step(tag)
         }
+    }
+
+    /// Every note with its tag links, inside the caller's transaction.
+    func insertNotes(_ data: NotesData) throws {
+        let note = try prepare("INSERT INTO note(id, title, body, createdAt, updatedAt, isRead, folderId) VALUES(?, ?, ?, ?, ?, ?, ?)")
+        let link = try prepare("INSERT INTO noteTag(noteId, tagId) VALUES(?, ?)")
+        defer { for s in [note, link] { sqlite3_finalize(s) } }
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (i, n) in data.notes.enumerated() {
             let id = Int64(i + 1)
             sqlite3_bind_int64(note, 1, id)
@@ -105,7 +118,6 @@ final class SQLiteNotes: NotesSubject {
                 sqlite3_bind_int64(link, 1, id); sqlite3_bind_int64(link, 2, Int64(t)); try step(link)
             }
         }
-        try exec("COMMIT")
     }
 
     func fetchByID(_ ids: [Int]) throws -> Int {

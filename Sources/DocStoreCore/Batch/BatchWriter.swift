@@ -69,9 +69,7 @@ final class BatchWriter {
     /// The stored values and row version of the object `key`, by slot; nil when there is none.
     func storedValues(_ key: UInt64, _ entity: EntityInfo) throws -> (values: [StoredValue], rowVersion: UInt64)? {
         guard let bytes = try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) else { return nil }
-        var values = entity.defaults
-        let version = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
-        return (values, version)
+        return try entity.values(ofRecord: bytes, key: key)
     }
 
     /// The inverse of `p` as a property of the object `target`'s entity.
@@ -233,7 +231,7 @@ final class BatchWriter {
                 try IndexEntries.remove(key: key, entity, values: old, txn, affected: { $0.intersects(changedSlots) })
                 IndexEntries.add(key: key, entity, values: values, to: &second, affected: { $0.intersects(changedSlots) })
             }
-            second.put(Self.record(entity, values, rowVersion: version + 1, schemaVersion: store.catalog.schemaVersion),
+            second.put(entity.record(values, rowVersion: version + 1, schemaVersion: store.catalog.schemaVersion),
                        for: PrimaryKey.bytes(key), in: entity.recordsTree)
             let fields = n.fields.sorted()
             if let i = Self.index(of: key, in: changes) {
@@ -255,14 +253,6 @@ final class BatchWriter {
     /// The keys whose cached rows the commit makes stale: every object rewritten or deleted.
     var staleKeys: [UInt64] {
         changes.compactMap { $0.kind == .insert ? nil : $0.key }
-    }
-
-    /// A record of `entity` with `values` by slot.
-    static func record(_ entity: EntityInfo, _ values: [StoredValue], rowVersion: UInt64, schemaVersion: UInt32) -> [UInt8] {
-        var fields: [(fieldID: UInt32, value: StoredValue)] = []
-        fields.reserveCapacity(entity.recordSlots.count)
-        for slot in entity.recordSlots where slot < values.count { fields.append((entity.properties[slot].fieldID, values[slot])) }
-        return RecordCoding.encode(entityID: entity.id, schemaVersion: schemaVersion, rowVersion: rowVersion, fields: fields)
     }
 
     /// The position of `key`'s change in `changes` (sorted by key), if any.

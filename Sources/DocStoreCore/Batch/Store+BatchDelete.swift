@@ -78,7 +78,7 @@ struct BatchDeleter {
         }
         while let key = work.popLast() {
             guard let entity = model.entity(ofKey: key), let bytes = records[key] else { continue }
-            let values = try decode(bytes, key, entity)
+            let values = try entity.values(ofRecord: bytes, key: key).values
             for p in entity.properties where p.relationship?.deleteRule == .cascade {
                 for target in try targets(of: key, p, values) where records[target] == nil {
                     guard let targetEntity = model.entity(ofKey: target),
@@ -96,7 +96,7 @@ struct BatchDeleter {
         for key in doomed {
             guard let entity = model.entity(ofKey: key), let bytes = records[key],
                   entity.properties.contains(where: { $0.relationship?.deleteRule == .deny }) else { continue }
-            let values = try decode(bytes, key, entity)
+            let values = try entity.values(ofRecord: bytes, key: key).values
             for p in entity.properties where p.relationship?.deleteRule == .deny {
                 for target in try targets(of: key, p, values) where !writer.deleted.contains(target) {
                     if try writer.exists(target), denied.count < 100 {
@@ -114,7 +114,7 @@ struct BatchDeleter {
         // BD4, BD5: records, index entries, links and the other side of nullified links.
         for key in doomed {
             guard let entity = model.entity(ofKey: key), let bytes = records[key] else { continue }
-            let values = try decode(bytes, key, entity)
+            let values = try entity.values(ofRecord: bytes, key: key).values
             try IndexEntries.remove(key: key, entity, values: values, writer.txn, deleter: writer.deleteLater)
             writer.deleteLater(PrimaryKey.bytes(key), in: entity.recordsTree)
             for p in entity.properties where p.relationship != nil {
@@ -133,12 +133,6 @@ struct BatchDeleter {
             writer.changes.append(change)
         }
         return present
-    }
-
-    private func decode(_ bytes: [UInt8], _ key: UInt64, _ entity: EntityInfo) throws -> [StoredValue] {
-        var values = entity.defaults
-        _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
-        return values
     }
 
     /// The objects `key`'s relationship `p` reaches: its to-one field, or its links.

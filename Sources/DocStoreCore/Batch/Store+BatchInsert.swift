@@ -132,7 +132,7 @@ struct BatchInserter {
         guard problems.isEmpty else { return }     // BI2: nothing more is written once a row failed
         let key = store.nextKey(for: entity)
         keys.append(key)
-        writer.batch.put(BatchWriter.record(entity, row.values, rowVersion: 1, schemaVersion: store.catalog.schemaVersion),
+        writer.batch.put(entity.record(row.values, rowVersion: 1, schemaVersion: store.catalog.schemaVersion),
                          for: PrimaryKey.bytes(key), in: entity.recordsTree)
         IndexEntries.add(key: key, entity, values: row.values, to: &writer.batch)
         for slot in entity.recordSlots {
@@ -157,7 +157,7 @@ struct BatchInserter {
                                 entity: entity.name, property: problems.count == 1 ? problems[0].property : nil, problems: problems)
         }
         guard !keys.isEmpty else { return }
-        writer.batch.put(withUnsafeBytes(of: store.highestSequence(of: entity.id).littleEndian) { Array($0) },
+        writer.batch.put(Catalog.sequenceValue(store.highestSequence(of: entity.id)),
                          for: Catalog.sequenceKey(entity.id), in: Catalog.tree)
     }
 }

@@ -129,7 +129,7 @@ extension Store {
                 guard !changedSlots.isEmpty, problems.isEmpty else { continue }     // BU4, BU3
                 try IndexEntries.remove(key: key, objectEntity, values: old, writer.txn, affected: { $0.intersects(changedSlots) })
                 IndexEntries.add(key: key, objectEntity, values: values, to: &writer.batch, affected: { $0.intersects(changedSlots) })
-                writer.batch.put(BatchWriter.record(objectEntity, values, rowVersion: version + 1, schemaVersion: catalog.schemaVersion),
+                writer.batch.put(objectEntity.record(values, rowVersion: version + 1, schemaVersion: catalog.schemaVersion),
                                  for: PrimaryKey.bytes(key), in: objectEntity.recordsTree)
                 for slot in changedSlots.sorted() where objectEntity.properties[slot].isToOne {
                     let p = objectEntity.properties[slot]

@@ -121,7 +121,7 @@ extension Context {
                     }
                 }
                 for id in inserted {
-                    batch.put(withUnsafeBytes(of: store.highestSequence(of: id).littleEndian) { Array($0) },
+                    batch.put(Catalog.sequenceValue(store.highestSequence(of: id)),
                               for: Catalog.sequenceKey(id), in: Catalog.tree)
                 }
                 // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
@@ -311,11 +311,7 @@ extension Context {
     // MARK: - Records, indexes, links (W1)
 
     func record(of o: ManagedObject, _ entity: EntityInfo) -> [UInt8] {
-        var fields: [(fieldID: UInt32, value: StoredValue)] = []
-        fields.reserveCapacity(entity.recordSlots.count)
-        for slot in entity.recordSlots { fields.append((entity.properties[slot].fieldID, o.values[slot])) }
-        return RecordCoding.encode(entityID: entity.id, schemaVersion: store.catalog.schemaVersion,
-                                   rowVersion: o.rowVersion + 1, fields: fields)
+        entity.record(o.values, rowVersion: o.rowVersion + 1, schemaVersion: store.catalog.schemaVersion)
     }
 
     static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {

@@ -113,8 +113,7 @@ struct MigrationCopier {
     private func copyObject(_ key: UInt64, _ bytes: [UInt8], _ oldEntity: EntityInfo, _ newEntity: EntityInfo,
                             _ snapshot: ReadTransaction, _ txn: WriteTransaction, _ batch: inout WriteBatch,
                             _ state: inout CopyState, _ problems: inout [DocStoreError.Problem]) throws {
-        var oldValues = oldEntity.defaults
-        let rowVersion = try RecordCoding.decode(bytes, key: key, into: &oldValues, slotForField: oldEntity.slotForField)
+        let (oldValues, rowVersion) = try oldEntity.values(ofRecord: bytes, key: key)
         let name = "\(newEntity.name)/\(key & PrimaryKey.sequenceMask)"
         var values = newEntity.defaults
         var unconverted = Set<Int>()
@@ -184,7 +183,7 @@ struct MigrationCopier {
                 }
             }
             guard problems.isEmpty else { continue }
-            batch.put(BatchWriter.record(object.entity, object.values, rowVersion: object === newObject ? rowVersion + 1 : 1,
+            batch.put(object.entity.record(object.values, rowVersion: object === newObject ? rowVersion + 1 : 1,
                                          schemaVersion: newCatalog.schemaVersion),
                       for: PrimaryKey.bytes(object.key), in: object.entity.recordsTree)
             IndexEntries.add(key: object.key, object.entity, values: object.values, to: &batch)
@@ -230,12 +229,8 @@ struct MigrationCopier {
 
     /// The next key of `entity` in the new store, its sequence saved in the same transaction.
     private func nextKey(_ entity: EntityInfo, _ txn: WriteTransaction) throws -> UInt64 {
-        var highest: UInt64 = 0
-        if let v = try txn.get(Catalog.sequenceKey(entity.id), in: Catalog.tree), v.count == 8 {
-            for i in 0..<8 { highest |= UInt64(v[i]) << (8 * UInt64(i)) }
-        }
-        let next = highest + 1
-        try txn.put(withUnsafeBytes(of: next.littleEndian) { Array($0) }, for: Catalog.sequenceKey(entity.id), in: Catalog.tree)
+        let next = Catalog.sequence(from: try txn.get(Catalog.sequenceKey(entity.id), in: Catalog.tree)) + 1
+        try txn.put(Catalog.sequenceValue(next), for: Catalog.sequenceKey(entity.id), in: Catalog.tree)
         return PrimaryKey.make(entity: entity.id, sequence: next)
     }
 

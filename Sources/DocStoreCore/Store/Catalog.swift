@@ -38,6 +38,19 @@ struct Catalog: Encodable, Equatable {
         Array("seq.".utf8) + withUnsafeBytes(of: entityID.bigEndian) { Array($0) }
     }
 
+    /// A `seq.` value: the highest sequence number handed out, u64 little-endian.
+    static func sequenceValue(_ highest: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: highest.littleEndian) { Array($0) }
+    }
+
+    /// The highest sequence number a `seq.` value holds (0 for none or a malformed one).
+    static func sequence(from value: [UInt8]?) -> UInt64 {
+        guard let value, value.count == 8 else { return 0 }
+        var highest: UInt64 = 0
+        for i in 0..<8 { highest |= UInt64(value[i]) << (8 * UInt64(i)) }
+        return highest
+    }
+
     /// A first catalog for `schema`: IDs handed out in declaration order.
     init(new schema: Schema) {
         self.schema = schema

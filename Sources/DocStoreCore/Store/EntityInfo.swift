@@ -173,6 +173,21 @@ final class EntityInfo: Sendable {
     func property(named name: String) -> PropertyInfo? {
         slotByName[name].map { properties[$0] }
     }
+
+    /// The record of an object of this entity with `values` by slot (Format/record.md § Record).
+    func record(_ values: [StoredValue], rowVersion: UInt64, schemaVersion: UInt32) -> [UInt8] {
+        var fields: [(fieldID: UInt32, value: StoredValue)] = []
+        fields.reserveCapacity(recordSlots.count)
+        for slot in recordSlots where slot < values.count { fields.append((properties[slot].fieldID, values[slot])) }
+        return RecordCoding.encode(entityID: id, schemaVersion: schemaVersion, rowVersion: rowVersion, fields: fields)
+    }
+
+    /// A stored record's values by slot (absent fields at their defaults) and its row version.
+    func values(ofRecord bytes: [UInt8], key: UInt64) throws(DocStoreError) -> (values: [StoredValue], rowVersion: UInt64) {
+        var values = defaults
+        let version = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: slotForField)
+        return (values, version)
+    }
 }
 
 /// Every entity of an open store, resolved against its catalog.

@@ -68,9 +68,7 @@ struct GraphAudit {
     private func values(of key: UInt64) throws -> [StoredValue]? {
         guard let entity = model.entity(ofKey: key), try txn.treeExists(entity.recordsTree),
               let bytes = try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) else { return nil }
-        var values = entity.defaults
-        _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: entity.slotForField)
-        return values
+        return try entity.values(ofRecord: bytes, key: key).values
     }
 
     private mutating func checkRecord(_ key: UInt64, _ bytes: [UInt8], _ entity: EntityInfo) throws {

@@ -184,11 +184,7 @@ public final class Store: Sendable {
         do {
             try engine.read { txn in
                 for id in catalog.entityIDs.values {
-                    var highest: UInt64 = 0
-                    if let v = try txn.get(Catalog.sequenceKey(id), in: Catalog.tree), v.count == 8 {
-                        for i in 0..<8 { highest |= UInt64(v[i]) << (8 * UInt64(i)) }
-                    }
-                    next[id] = highest + 1
+                    next[id] = Catalog.sequence(from: try txn.get(Catalog.sequenceKey(id), in: Catalog.tree)) + 1
                 }
             }
         } catch let error as EngineError {
