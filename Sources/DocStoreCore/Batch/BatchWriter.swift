@@ -18,13 +18,16 @@
 //   B6  deletes of whole entries (a deleted object's record, links and index entries) are
 //       collected per tree and applied in key order at `finish`, before the puts; nothing the
 //       batch reads meanwhile depends on them being gone.
+//   B7  a neighbour left without the object of a required to-one (its partner given to
+//       another object, or deleted with the rule nullify) refuses the batch, as a save refuses it.
 
 import Foundation
 internal import DocStoreEngine
 
 final class BatchWriter {
-    let store: Store
     let model: StoreModel
+    /// The schema version records are written with.
+    let schemaVersion: UInt32
     let txn: WriteTransaction
     /// The request's own objects' puts (B2).
     var batch = WriteBatch()
@@ -48,9 +51,9 @@ final class BatchWriter {
         var toOne: [Int: StoredValue] = [:]
     }
 
-    init(store: Store, txn: WriteTransaction) {
-        self.store = store
-        self.model = store.model
+    init(model: StoreModel, schemaVersion: UInt32, txn: WriteTransaction) {
+        self.model = model
+        self.schemaVersion = schemaVersion
         self.txn = txn
     }
 
@@ -190,13 +193,14 @@ final class BatchWriter {
         neighbors[key, default: Neighbor()].fields.insert(field)
     }
 
-    private func setToOne(of key: UInt64, _ p: PropertyInfo, _ value: StoredValue) {
+    /// Gives `key`'s to-one `p` the value `value`, written when the batch finishes (B2).
+    func setToOne(of key: UInt64, _ p: PropertyInfo, _ value: StoredValue) {
         neighbors[key, default: Neighbor()].toOne[p.slot] = value
         neighbors[key, default: Neighbor()].fields.insert(p.fieldID)
     }
 
     /// A to-one's value as this batch has left it so far.
-    private func toOneValue(of key: UInt64, _ p: PropertyInfo) throws -> StoredValue {
+    func toOneValue(of key: UInt64, _ p: PropertyInfo) throws -> StoredValue {
         if let pending = neighbors[key]?.toOne[p.slot] { return pending }
         guard let entity = model.entity(ofKey: key), let (values, _) = try storedValues(key, entity), p.slot < values.count else { return .null }
         return values[p.slot]
@@ -221,17 +225,24 @@ final class BatchWriter {
         changes.sort { $0.key < $1.key }
         var extra: [RecordedChange] = []
         var second = WriteBatch()
+        var orphans: [DocStoreError.Problem] = []
         for key in neighbors.keys.sorted() where !deleted.contains(key) {
             guard let n = neighbors[key], let entity = model.entity(ofKey: key),
                   let (old, version) = try storedValues(key, entity) else { continue }
             var values = old
             for (slot, value) in n.toOne where slot < values.count { values[slot] = value }
+            for (slot, value) in n.toOne.sorted(by: { $0.key < $1.key }) where value.isNull && slot < entity.properties.count {
+                if case .toOne(let r) = entity.properties[slot].kind, !r.isOptional, !old[slot].isNull {
+                    orphans.append(.init(entity: "\(entity.name)/\(key & PrimaryKey.sequenceMask)", property: entity.properties[slot].name,
+                                         "is required, and the batch leaves it with no object (B7)"))
+                }
+            }
             let changedSlots = Set(n.toOne.keys.filter { $0 < values.count && old[$0] != values[$0] })
             if !changedSlots.isEmpty {
                 try IndexEntries.remove(key: key, entity, values: old, txn, affected: { $0.intersects(changedSlots) })
                 IndexEntries.add(key: key, entity, values: values, to: &second, affected: { $0.intersects(changedSlots) })
             }
-            second.put(entity.record(values, rowVersion: version + 1, schemaVersion: store.catalog.schemaVersion),
+            second.put(entity.record(values, rowVersion: version + 1, schemaVersion: schemaVersion),
                        for: PrimaryKey.bytes(key), in: entity.recordsTree)
             let fields = n.fields.sorted()
             if let i = Self.index(of: key, in: changes) {
@@ -240,6 +251,10 @@ final class BatchWriter {
             } else {
                 extra.append(RecordedChange(kind: .update, key: key, fields: fields))
             }
+        }
+        if !orphans.isEmpty {
+            throw DocStoreError(.validation, "refused: \(orphans.count) object\(orphans.count == 1 ? " would lose the object" : "s would lose the objects") of a required to-one relationship; nothing was changed",
+                                entity: orphans[0].entity, property: orphans[0].property, problems: Array(orphans.prefix(100)))
         }
         if let clash = try second.uniqueClashes(txn).first { throw clash.error }
         try second.apply(txn)
@@ -285,7 +300,7 @@ extension Store {
             historyTreeCommitted()
             changeHub.publish(recorded, lsn: lsn.rawValue, origin: origin, model: model, storeID: storeID)
         }) { txn in
-            let writer = BatchWriter(store: self, txn: txn)
+            let writer = BatchWriter(model: model, schemaVersion: catalog.schemaVersion, txn: txn)
             let keys = try body(writer)
             let recorded = try writer.finish(author: author, contextName: contextName)
             guard !recorded.changes.isEmpty else {

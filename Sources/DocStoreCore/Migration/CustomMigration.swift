@@ -10,6 +10,10 @@
 //       migrated; its relationships may name `new` objects (which exist already) or stored ones.
 //   CM3 after the handlers, each new object is validated as a save validates it; a problem
 //       fails the migration, naming the object, and leaves the store as it was.
+//   CM4 a to-many reads as the links the object has: `old` the old version's, `new` those
+//       carried over until the handler sets it. Setting a relationship (to-one or to-many, on
+//       either side, one-to-one included) changes the graph as a context's edit would: the
+//       inverse side follows, and a partner given to another object loses it.
 
 import Foundation
 
@@ -64,7 +68,10 @@ public final class MigrationObject {
     /// The version's model, for the entity names of related objects.
     let model: StoreModel
     var values: [StoredValue]
+    /// To-many relationships the handler set, by slot.
     var toMany: [Int: [UInt64]] = [:]
+    /// The links a to-many has before the handler sets it (CM4); set by the copier.
+    var linkLoader: ((PropertyInfo) throws -> [UInt64])?
     let isReadOnly: Bool
     /// Values set that did not fit (reported with the validation problems).
     var problems: [DocStoreError.Problem] = []
@@ -89,7 +96,7 @@ public final class MigrationObject {
     public subscript(key: String) -> Any? {
         get {
             guard let p = entity.property(named: key) else { return nil }
-            if p.isToMany { return (toMany[p.slot] ?? []).compactMap(id) }
+            if p.isToMany { return links(p).compactMap(id) }
             if case .reference(let target) = values[p.slot] { return id(target) }
             return values[p.slot].anyValue
         }
@@ -110,11 +117,49 @@ public final class MigrationObject {
                     problems.append(.init(entity: "\(entity.name)/\(self.key & PrimaryKey.sequenceMask)", property: key, "the value \(newValue.map { "\($0)" } ?? "nil") does not fit \(a.type)"))
                 }
             case .toOne:
-                values[p.slot] = Self.reference(newValue).map(StoredValue.reference) ?? .null
+                if let value = BatchRowReader.unwrapped(newValue) {
+                    guard let target = Self.reference(value) else {
+                        problems.append(.init(entity: "\(entity.name)/\(self.key & PrimaryKey.sequenceMask)", property: key, "a to-one relationship takes an ObjectID or a MigrationObject, not \(value)"))
+                        return
+                    }
+                    values[p.slot] = .reference(target)
+                } else {
+                    values[p.slot] = .null
+                }
             case .toMany:
-                let items: [Any] = (newValue as? [Any]) ?? []
-                toMany[p.slot] = items.compactMap(Self.reference)
+                let items: [Any]
+                switch BatchRowReader.unwrapped(newValue) {
+                case nil: items = []
+                case let list as [Any]: items = list
+                case let set as Set<ObjectID>: items = set.sorted { $0.primaryKey < $1.primaryKey }
+                case let other?:
+                    problems.append(.init(entity: "\(entity.name)/\(self.key & PrimaryKey.sequenceMask)", property: key, "a to-many relationship takes an array of ObjectIDs or MigrationObjects, not \(other)"))
+                    return
+                }
+                var targets: [UInt64] = []
+                var seen = Set<UInt64>()
+                for item in items {
+                    guard let target = Self.reference(item) else {
+                        problems.append(.init(entity: "\(entity.name)/\(self.key & PrimaryKey.sequenceMask)", property: key, "a to-many relationship takes ObjectIDs or MigrationObjects, not \(item)"))
+                        return
+                    }
+                    if seen.insert(target).inserted { targets.append(target) }
+                }
+                toMany[p.slot] = targets
             }
+        }
+    }
+
+    /// A to-many's targets: as the handler set them, or as loaded (CM4). A failure to read
+    /// them is a problem of the object.
+    func links(_ p: PropertyInfo) -> [UInt64] {
+        if let set = toMany[p.slot] { return set }
+        guard let linkLoader else { return [] }
+        do {
+            return try linkLoader(p)
+        } catch {
+            problems.append(.init(entity: "\(entity.name)/\(key & PrimaryKey.sequenceMask)", property: p.name, "its links could not be read: \(error)"))
+            return []
         }
     }
 

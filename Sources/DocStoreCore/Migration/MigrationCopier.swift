@@ -12,10 +12,10 @@
 //       becomes a to-one, with none a nil, with more a failure naming the object. Links of a
 //       to-many kept as such are copied (re-keyed when it becomes ordered or unordered); links
 //       to or from objects of removed entities are dropped.
-//   MC3 a custom handler's to-one change moves the link on the inverse side too (to-many
-//       inverses); objects it inserts are written with the object being migrated. Setting a
-//       to-many, or a to-one whose inverse is to-one, is refused as a problem (not yet built),
-//       never written on one side only.
+//   MC3 a custom handler's to-one change whose inverse is to-many moves the inverse link as
+//       the record is written; objects it inserts are written with the object being migrated.
+//       Its other relationship changes — a to-many set, a one-to-one — are edits (MigrationEdits
+//       ME1–ME4), applied to the complete new graph after the links pass, both sides at once.
 //   MC4 every written object is validated as a save would (required values, types, ranges,
 //       counts of to-one); unique entries are checked as a save checks them. The first 100
 //       problems are reported and nothing replaces the store.
@@ -45,6 +45,7 @@ struct MigrationCopier {
             try txn.createTree(named: Catalog.tree)
             try txn.put(try newCatalog.encoded(), for: Catalog.catalogKey, in: Catalog.tree)
             for tree in newModel.treeNames { try txn.createTreeIfMissing(tree) }
+            if custom != nil { try txn.createTreeIfMissing(Self.editsTree) }
             if try snapshot.treeExists(Catalog.tree) {
                 var cursor = try snapshot.cursor(in: Catalog.tree)
                 var entry = try cursor.seek(to: Array("seq.".utf8))
@@ -89,6 +90,7 @@ struct MigrationCopier {
             }
         }
         try copyLinks(snapshot, state)
+        try applyEdits(state)
         try copyHistory(snapshot)
     }
 
@@ -102,6 +104,8 @@ struct MigrationCopier {
         var written = 0
         /// Inverse links a handler's to-one change removed: (tree, source, target) not to copy.
         var droppedLinks = Set<LinkRef>()
+        /// Relationship edits recorded for the edits pass (ME1).
+        var edits: UInt64 = 0
     }
 
     struct LinkRef: Hashable {
@@ -147,6 +151,16 @@ struct MigrationCopier {
         var inserted: [MigrationObject] = []
         if let custom {
             let oldObject = MigrationObject(entity: oldEntity, key: key, storeID: storeID, model: oldModel, values: oldValues, isReadOnly: true)
+            // CM4: to-manys read as the old links, and the new object's as those carried over.
+            oldObject.linkLoader = { q in try links(of: key, q, snapshot) }
+            newObject.linkLoader = { [newModel] p in
+                let oldSlot = Int(p.fieldID) < oldEntity.slotForField.count ? oldEntity.slotForField[Int(p.fieldID)] : -1
+                guard oldSlot >= 0 else { return [] }
+                let q = oldEntity.properties[oldSlot]
+                if q.isToMany { return try links(of: key, q, snapshot).filter { newModel.entity(ofKey: $0) != nil } }
+                if case .reference(let target) = oldValues[oldSlot], newModel.entity(ofKey: target) != nil { return [target] }
+                return []
+            }
             custom.inserter = { entityName in
                 guard let entity = newModel.entity(named: entityName), !entity.description.isAbstract else {
                     throw DocStoreError(.unknownProperty, "the new version has no concrete entity \"\(entityName)\"", entity: entityName)
@@ -182,29 +196,46 @@ struct MigrationCopier {
                     break
                 }
             }
+            for (slot, targets) in object.toMany.sorted(by: { $0.key < $1.key }) {
+                if case .toMany(let r) = object.entity.properties[slot].kind {
+                    let minimum = max(r.minCount ?? 0, r.isOptional ? 0 : 1)
+                    let name = object.entity.properties[slot].name
+                    if targets.count < minimum { problems.append(.init(entity: objectName, property: name, "has \(targets.count) object\(targets.count == 1 ? "" : "s"); at least \(minimum) required")) }
+                    if let hi = r.maxCount, targets.count > hi { problems.append(.init(entity: objectName, property: name, "has \(targets.count) objects; at most \(hi) allowed")) }
+                }
+            }
             guard problems.isEmpty else { continue }
-            batch.put(object.entity.record(object.values, rowVersion: object === newObject ? rowVersion + 1 : 1,
-                                         schemaVersion: newCatalog.schemaVersion),
-                      for: PrimaryKey.bytes(object.key), in: object.entity.recordsTree)
-            IndexEntries.add(key: object.key, object.entity, values: object.values, to: &batch)
-            // MC3: a to-one set or changed here moves its inverse link.
+            // The record is written with the values the handler left, except one-to-ones it
+            // changed: those keep their old value here and change in the edits pass (MC3).
+            var written = object.values
             for slot in object.entity.recordSlots where object.entity.properties[slot].isToOne {
                 let p = object.entity.properties[slot]
                 let before: StoredValue = object === newObject ? values[slot] : .null
                 guard object.values[slot] != before, p.inverseSlot >= 0 else { continue }
+                let inverseIsToOne = [before, object.values[slot]].contains { value in
+                    if case .reference(let t) = value, let q = inverseProperty(p, t) { return !q.isToMany }
+                    return false
+                }
+                if inverseIsToOne {
+                    written[slot] = before
+                    let after: [UInt64] = if case .reference(let t) = object.values[slot] { [t] } else { [] }
+                    recordEdit(object.key, p, after, &batch, &state)
+                    continue
+                }
+                // A to-one whose inverse is to-many: the inverse link moves now.
                 if case .reference(let was) = before, let q = inverseProperty(p, was) {
-                    if q.isToMany { state.droppedLinks.insert(LinkRef(tree: q.linkTree, source: was, target: object.key)) }
+                    state.droppedLinks.insert(LinkRef(tree: q.linkTree, source: was, target: object.key))
                 }
-                if case .reference(let target) = object.values[slot], let q = inverseProperty(p, target), !q.isToMany {
-                    problems.append(.init(entity: objectName, property: p.name, "a custom stage cannot set a one-to-one relationship yet (its inverse \(q.name) is to-one)"))
-                }
-                if case .reference(let target) = object.values[slot], let q = inverseProperty(p, target), q.isToMany {
+                if case .reference(let target) = object.values[slot], let q = inverseProperty(p, target) {
                     batch.put(q.isOrdered ? PrimaryKey.bytes(object.key) : [], for: q.isOrdered ? orderedKey(target, object.key) : linkKey(target, object.key), in: q.linkTree)
                 }
             }
-            for (slot, _) in object.toMany {
-                problems.append(.init(entity: objectName, property: object.entity.properties[slot].name,
-                                      "a custom stage cannot set a to-many relationship yet; set the to-one side of it"))
+            batch.put(object.entity.record(written, rowVersion: object === newObject ? rowVersion + 1 : 1,
+                                         schemaVersion: newCatalog.schemaVersion),
+                      for: PrimaryKey.bytes(object.key), in: object.entity.recordsTree)
+            IndexEntries.add(key: object.key, object.entity, values: written, to: &batch)
+            for (slot, targets) in object.toMany.sorted(by: { $0.key < $1.key }) {
+                recordEdit(object.key, object.entity.properties[slot], targets, &batch, &state)
             }
         }
         guard problems.isEmpty else { return }
@@ -235,7 +266,7 @@ struct MigrationCopier {
     }
 
     /// The targets of `key`'s to-many `p` in the old store.
-    private func links(of key: UInt64, _ p: PropertyInfo, _ snapshot: ReadTransaction) throws -> [UInt64] {
+    func links(of key: UInt64, _ p: PropertyInfo, _ snapshot: Transaction) throws -> [UInt64] {
         guard try snapshot.treeExists(p.linkTree) else { return [] }
         let prefix = PrimaryKey.bytes(key)
         var out: [UInt64] = []
