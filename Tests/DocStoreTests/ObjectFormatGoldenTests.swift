@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+import DocStoreTestSupport
 
 @testable import DocStore
 @testable import DocStoreCore
@@ -167,6 +168,38 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         var descending = RecordCoding.encode(entityID: 2, schemaVersion: 1, rowVersion: 1, fields: [(9, .int(1))])
         descending += [5, RecordTag.boolTrue.rawValue]
         #expect(throws: DocStoreError.self) { try RecordCoding.decode(descending, key: 7) }
+    }
+
+    /// RecordCoding.patch (a batch update's partial rewrite) gives exactly the record encoding
+    /// the merged fields gives: changed fields replaced, added or (null) removed, kept fields
+    /// copied, the others dropped; random records and changes, fixed seeds.
+    @Test(arguments: [1, 2, 3] as [UInt64]) func aPatchedRecordIsTheEncodingOfItsMergedFields(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let pool: [StoredValue] = [.bool(true), .int(-3), .string("a long body of text"), .date(Date(timeIntervalSinceReferenceDate: 5)),
+                                   .reference(77), .double(1.5), .null]
+        for round in 0..<300 {
+            var fields: [(fieldID: UInt32, value: StoredValue)] = []
+            var changes: [(fieldID: UInt32, value: StoredValue)] = []
+            var kept = Set<UInt32>()
+            for id in UInt32(1)...12 {
+                switch rng.next() % 3 {
+                case 0: fields.append((id, pool[Int(rng.next() % 6)]))     // stored
+                case 1: if rng.next() % 2 == 0 { changes.append((id, pool[Int(rng.next() % 7)])) }
+                default: break
+                }
+                if rng.next() % 5 != 0 { kept.insert(id) }
+            }
+            // Some stored fields are changed too.
+            for f in fields where rng.next() % 3 == 0 { changes.append((f.fieldID, pool[Int(rng.next() % 7)])) }
+            changes.sort { $0.fieldID < $1.fieldID }
+            let record = RecordCoding.encode(entityID: 4, schemaVersion: 2, rowVersion: 9, fields: fields)
+            let patched = try RecordCoding.patch(record, key: 1, schemaVersion: 3, rowVersion: 10, changes: changes) { kept.contains($0) }
+            let changed = Set(changes.map(\.fieldID))
+            let merged = (fields.filter { kept.contains($0.fieldID) && !changed.contains($0.fieldID) } + changes).sorted { $0.fieldID < $1.fieldID }
+            let expected = RecordCoding.encode(entityID: 4, schemaVersion: 3, rowVersion: 10, fields: merged)
+            #expect(patched == expected, "seed \(seed) round \(round)")
+            if patched != expected { return }
+        }
     }
 
     @Test func everyValueKindRoundTrips() throws {

@@ -13,6 +13,9 @@
 //   BU4 an object whose values come out the same is not rewritten, counted or recorded; a
 //       changed one gets its next row version, and only the indexes whose slots changed are
 //       rewritten (IndexEntries IE3).
+//   BU5 a record is read and rewritten in part: unless an expression needs the whole object,
+//       only the updated slots and those of the indexes they are in are decoded, and the new
+//       record copies the other fields' bytes (RecordCoding.patch).
 
 import Foundation
 internal import DocStoreEngine
@@ -90,8 +93,24 @@ extension Store {
             let evaluator = QueryEvaluator(context: context, includesPendingChanges: false)
             var updated: [UInt64] = []
             var badObjects = 0
+            // BU5: without expressions, only the slots the update and its indexes read are decoded.
+            let updatedSlots = Set(updates.map(\.slot))
+            let decodesAll = updates.contains { if case .expression = $0.value { true } else { false } }
+            var readMaps: [UInt32: [Int]] = [:]
             for key in keys {
-                guard let objectEntity = model.entity(ofKey: key), let (old, version) = try writer.storedValues(key, objectEntity) else { continue }
+                guard let objectEntity = model.entity(ofKey: key),
+                      let bytes = try writer.txn.get(PrimaryKey.bytes(key), in: objectEntity.recordsTree) else { continue }
+                var old = objectEntity.defaults
+                let map: [Int]
+                if decodesAll {
+                    map = objectEntity.slotForField
+                } else if let known = readMaps[objectEntity.id] {
+                    map = known
+                } else {
+                    map = Self.slotsRead(by: updatedSlots, in: objectEntity)
+                    readMaps[objectEntity.id] = map
+                }
+                let version = try RecordCoding.decode(bytes, key: key, into: &old, slotForField: map, partial: !decodesAll)
                 var values = old
                 var changedSlots = Set<Int>()
                 let before = problems.count
@@ -129,8 +148,11 @@ extension Store {
                 guard !changedSlots.isEmpty, problems.isEmpty else { continue }     // BU4, BU3
                 try IndexEntries.remove(key: key, objectEntity, values: old, writer.txn, affected: { $0.intersects(changedSlots) })
                 IndexEntries.add(key: key, objectEntity, values: values, to: &writer.batch, affected: { $0.intersects(changedSlots) })
-                writer.batch.put(objectEntity.record(values, rowVersion: version + 1, schemaVersion: catalog.schemaVersion),
-                                 for: PrimaryKey.bytes(key), in: objectEntity.recordsTree)
+                let changes = changedSlots.map { (fieldID: objectEntity.properties[$0].fieldID, value: values[$0]) }.sorted { $0.fieldID < $1.fieldID }
+                let record = try RecordCoding.patch(bytes, key: key, schemaVersion: catalog.schemaVersion, rowVersion: version + 1, changes: changes) { field in
+                    Int(field) < objectEntity.slotForField.count && objectEntity.slotForField[Int(field)] >= 0
+                }
+                writer.batch.put(record, for: PrimaryKey.bytes(key), in: objectEntity.recordsTree)
                 for slot in changedSlots.sorted() where objectEntity.properties[slot].isToOne {
                     let p = objectEntity.properties[slot]
                     if case .reference(let oldTarget) = old[slot] { try writer.removeInverse(of: p, target: oldTarget, source: key) }
@@ -145,6 +167,19 @@ extension Store {
             }
             return updated
         }
+    }
+}
+
+extension Store {
+    /// `entity.slotForField` keeping only the slots a batch update of `slots` reads (BU5): those
+    /// slots, and every slot of an index that reads one of them (its old entries are removed
+    /// and new ones added); the others are -1, stepped over undecoded.
+    static func slotsRead(by slots: Set<Int>, in entity: EntityInfo) -> [Int] {
+        var read = slots
+        for index in entity.compoundIndexes where index.elements.contains(where: { slots.contains($0.slot) }) {
+            for element in index.elements { read.insert(element.slot) }
+        }
+        return entity.slotForField.map { read.contains($0) ? $0 : -1 }
     }
 }
 

@@ -497,6 +497,7 @@ struct WriteBatch {
     /// Puts by tree, in the order the trees were first named (a save names a handful of trees,
     /// and consecutive puts mostly go to the same one: `last` finds it without a search).
     private var puts: [(tree: String, entries: [(key: [UInt8], value: [UInt8])])] = []
+    private var treeIndex: [String: Int] = [:]
     private var last = 0
     private var uniques: [String: [[UInt8]: (owner: UInt64, what: UniqueOwner)]] = [:]
     /// Two objects of this save that want one unique entry.
@@ -504,11 +505,12 @@ struct WriteBatch {
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
         if last >= puts.count || puts[last].tree != tree {
-            if let i = puts.firstIndex(where: { $0.tree == tree }) {
+            if let i = treeIndex[tree] {
                 last = i
             } else {
                 puts.append((tree, []))
                 last = puts.count - 1
+                treeIndex[tree] = last
             }
         }
         puts[last].entries.append((key, value))
@@ -545,9 +547,7 @@ struct WriteBatch {
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
         }
-        for (tree, entries) in puts.sorted(by: { $0.tree < $1.tree }) {
-            for (key, value) in entries { try txn.put(value, for: key, in: tree) }
-        }
+        for (tree, entries) in puts.sorted(by: { $0.tree < $1.tree }) { try txn.put(entries: entries, in: tree) }
     }
 }
 

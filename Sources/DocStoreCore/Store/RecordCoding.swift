@@ -118,6 +118,52 @@ enum RecordCoding {
         }.rowVersion
     }
 
+    /// `bytes` rewritten with new schema and row versions and the fields of `changes`
+    /// (ascending field IDs; a null removes the field); every other field `keep` accepts is
+    /// copied as it is, without being decoded, and the rest are dropped. A batch update
+    /// changing two small fields of a record with long strings copies the strings' bytes.
+    static func patch(_ bytes: [UInt8], key: UInt64, schemaVersion: UInt32, rowVersion: UInt64,
+                      changes: [(fieldID: UInt32, value: StoredValue)], keep: (UInt32) -> Bool) throws(DocStoreError) -> [UInt8] {
+        try withRaw(bytes) { (raw) throws(DocStoreError) in
+            var reader = RecordReader(bytes: raw, key: key)
+            let header = try readHeader(&reader)
+            var out: [UInt8] = []
+            out.reserveCapacity(bytes.count + 16)
+            out.append(formatVersion)
+            out.appendVarint(UInt64(header.entityID))
+            out.appendVarint(UInt64(schemaVersion))
+            out.appendVarint(rowVersion)
+            var next = 0
+            func writeChanges(below limit: UInt64) {
+                while next < changes.count, UInt64(changes[next].fieldID) < limit {
+                    if !changes[next].value.isNull {
+                        out.appendVarint(UInt64(changes[next].fieldID))
+                        appendValue(changes[next].value, to: &out)
+                    }
+                    next += 1
+                }
+            }
+            var previous: UInt64? = nil
+            while !reader.atEnd {
+                let at = reader.offset
+                let id = try reader.varint()
+                guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
+                    throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
+                }
+                previous = id
+                try reader.skipValue()
+                writeChanges(below: id)
+                if next < changes.count, UInt64(changes[next].fieldID) == id {
+                    writeChanges(below: id + 1)
+                } else if keep(UInt32(id)) {
+                    out.append(contentsOf: raw[at..<reader.offset])
+                }
+            }
+            writeChanges(below: UInt64.max)
+            return out
+        }
+    }
+
     /// A record's row version, read from its header alone (optimistic locking checks it).
     static func rowVersion(_ bytes: [UInt8], key: UInt64) throws(DocStoreError) -> UInt64 {
         try withRaw(bytes) { (raw) throws(DocStoreError) in

@@ -21,16 +21,18 @@ extension BTree {
     ) throws(EngineError) -> (root: PageNumber, added: Int) {
         var root = start
         var added = 0
-        // The leaf the previous entry went to, if the fast path may use it, and its upper bound.
-        var current: (leaf: Page, upper: [UInt8]?)?
-        for entry in entries {
-            if current == nil, root != .none {
-                let (leaf, upper) = try locate(entry.key, root: root, in: ws)
-                if ws.isOwned(leaf) { current = (leaf, upper) }
+        // The leaf the previous entry went to, if the fast path may use it, and its upper bound
+        // (kept apart, not as a tuple: copying one per entry retained both).
+        var leaf: Page?
+        var upper: [UInt8]?
+        for i in entries.indices {
+            if leaf == nil, root != .none {
+                let (found, bound) = try locate(entries[i].key, root: root, in: ws)
+                if ws.isOwned(found) { leaf = found; upper = bound }
             }
-            if let (leaf, upper) = current,
-               isInline(keyLength: entry.key.count, valueLength: entry.value.count, ws.limits) {
-                switch placeInLeaf(entry.key, entry.value, leaf, below: upper) {
+            if let current = leaf,
+               isInline(keyLength: entries[i].key.count, valueLength: entries[i].value.count, ws.limits) {
+                switch placeInLeaf(entries[i].key, entries[i].value, current, below: upper) {
                 case .added:
                     added += 1
                     continue
@@ -40,10 +42,11 @@ extension BTree {
                     break
                 }
             }
-            let result = try put(entry.key, .bytes(entry.value), root: root, in: ws)
+            let result = try put(entries[i].key, .bytes(entries[i].value), root: root, in: ws)
             root = result.root
             if result.added { added += 1 }
-            current = nil
+            leaf = nil
+            upper = nil
         }
         return (root, added)
     }
@@ -81,24 +84,37 @@ extension BTree {
             let (index, found) = leafSearch(leaf, k)
             if found {
                 guard leaf.leafStorage(index) == .inline else { return .notPlaced }
-                let cell = LeafCell.build(key: key, storage: .inline, valueLength: value.count, payloadSize: value.count) { $0 += value }
                 if size <= leaf.leafCellSize(index) {
-                    let offset = leaf.slot(index)
-                    cell.withUnsafeBytes { src in
-                        if let dst = leaf.bytes.baseAddress, let from = src.baseAddress { (dst + offset).copyMemory(from: from, byteCount: size) }
-                    }
+                    writeInlineCell(k, value, into: leaf, at: leaf.slot(index))
                     return .replaced
                 }
                 guard leaf.gap >= size else { return .notPlaced }
                 leaf.removeSlot(at: index)
-                cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+                writeInlineCell(k, value, into: leaf, at: leaf.insertSlot(at: index, cellSize: size))
                 return .replaced
             }
             guard leaf.gap >= size + 2 else { return .notPlaced }
-            let cell = LeafCell.build(key: key, storage: .inline, valueLength: value.count, payloadSize: value.count) { $0 += value }
-            cell.withUnsafeBytes { place($0, in: leaf, at: index) }
+            writeInlineCell(k, value, into: leaf, at: leaf.insertSlot(at: index, cellSize: size))
             return .added
         }
+    }
+
+    /// Writes an inline cell (as `LeafCell.build` lays it out) at `offset` of `leaf`, straight
+    /// into the page: no cell is built on the heap first.
+    @inline(__always) private static func writeInlineCell(_ key: UnsafeRawBufferPointer, _ value: [UInt8], into leaf: Page, at offset: Int) {
+        guard let base = leaf.bytes.baseAddress else { return }
+        var p = base + offset
+        func varint(_ v: UInt64) {
+            var v = v
+            while v >= 0x80 { p.storeBytes(of: UInt8(truncatingIfNeeded: v) | 0x80, as: UInt8.self); p += 1; v >>= 7 }
+            p.storeBytes(of: UInt8(v), as: UInt8.self)
+            p += 1
+        }
+        varint(UInt64(key.count) << 2 | UInt64(ValueStorage.inline.rawValue))
+        if let k = key.baseAddress { p.copyMemory(from: k, byteCount: key.count) }
+        p += key.count
+        varint(UInt64(value.count))
+        value.withUnsafeBytes { v in if let src = v.baseAddress { p.copyMemory(from: src, byteCount: v.count) } }
     }
 }
 

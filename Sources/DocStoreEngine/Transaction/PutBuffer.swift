@@ -36,40 +36,68 @@ struct PutBuffer {
         self.keys = []
         self.values = []
 
-        // Sort by the first 8 bytes as a big-endian number (zero-padded, so a shorter key sorts
-        // no later than its extensions), ties by call order; then settle runs of equal prefixes
-        // by the whole key.
-        var order = [(prefix: UInt64, index: Int)]()
-        order.reserveCapacity(keys.count)
-        for (i, k) in keys.enumerated() { order.append((Self.prefix(k), i)) }
-        order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : $0.index < $1.index }
+        let order = Self.keyOrder(keys.count) { keys[$0] } ?? Array(keys.indices)
+        var entries: [(key: [UInt8], value: [UInt8])] = []
+        entries.reserveCapacity(order.count)
+        for i in order { entries.append((keys[i], values[i])) }
+        return (tree, entries)
+    }
+
+    /// The positions of `count` keys in ascending key order, one per distinct key (the last of
+    /// equal keys: a later put wins); nil when they are ascending and distinct already.
+    ///
+    /// Keys are sorted by their first 16 bytes as two big-endian numbers (zero-padded, so a
+    /// shorter key sorts no later than its extensions), ties by position; runs of equal
+    /// numbers are then settled by the whole key. Comparing arrays for every pair was most of
+    /// the cost of a sort; two-number keys (links, most records) never need it.
+    static func keyOrder(_ count: Int, _ key: (Int) -> [UInt8]) -> [Int]? {
+        var order = [(high: UInt64, low: UInt64, index: Int)]()
+        order.reserveCapacity(count)
+        var ascending = true
+        for i in 0..<count {
+            let (high, low) = prefixes(key(i))
+            if ascending, let last = order.last,
+               high < last.high || (high == last.high && (low < last.low || (low == last.low && compare(key(last.index), key(i)) >= 0))) {
+                ascending = false
+            }
+            order.append((high, low, i))
+        }
+        if ascending { return nil }
+        order.sort { $0.high != $1.high ? $0.high < $1.high : $0.low != $1.low ? $0.low < $1.low : $0.index < $1.index }
         var start = 0
         while start < order.count {
             var end = start + 1
-            while end < order.count && order[end].prefix == order[start].prefix { end += 1 }
+            while end < order.count && order[end].high == order[start].high && order[end].low == order[start].low { end += 1 }
             if end - start > 1 {
                 order[start..<end].sort { a, b in
-                    let c = Self.compare(keys[a.index], keys[b.index])
+                    let c = compare(key(a.index), key(b.index))
                     return c != 0 ? c < 0 : a.index < b.index
                 }
             }
             start = end
         }
-
-        var entries: [(key: [UInt8], value: [UInt8])] = []
-        entries.reserveCapacity(order.count)
-        for (j, o) in order.enumerated() {
+        var out: [Int] = []
+        out.reserveCapacity(order.count)
+        for j in order.indices {
             // A later put of the same key follows this one: it wins.
-            if j + 1 < order.count && keys[order[j + 1].index] == keys[o.index] { continue }
-            entries.append((keys[o.index], values[o.index]))
+            if j + 1 < order.count, order[j + 1].high == order[j].high, order[j + 1].low == order[j].low,
+               key(order[j + 1].index) == key(order[j].index) { continue }
+            out.append(order[j].index)
         }
-        return (tree, entries)
+        return out
     }
 
-    @inline(__always) static func prefix(_ key: [UInt8]) -> UInt64 {
-        var p: UInt64 = 0
-        for i in 0..<8 { p = p << 8 | UInt64(i < key.count ? key[i] : 0) }
-        return p
+    /// The first 16 bytes of `key` as two big-endian numbers, zero-padded.
+    @inline(__always) static func prefixes(_ key: [UInt8]) -> (UInt64, UInt64) {
+        key.withUnsafeBytes { b in
+            if b.count >= 16 {
+                return (UInt64(bigEndian: b.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
+            }
+            var high: UInt64 = 0, low: UInt64 = 0
+            for i in 0..<8 { high = high << 8 | UInt64(i < b.count ? b[i] : 0) }
+            for i in 8..<16 { low = low << 8 | UInt64(i < b.count ? b[i] : 0) }
+            return (high, low)
+        }
     }
 
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {

@@ -100,6 +100,42 @@ public final class WriteTransaction: Transaction {
         }
     }
 
+    /// Stores every entry of `entries` in `tree`, as putting them one by one in order would (for
+    /// a key given twice, the later value wins), applied to the tree in key order at once — the
+    /// bulk form of ``put(_:for:in:)`` for a batch that holds its entries already: it skips the
+    /// per-put bookkeeping, and the sort when the entries come in ascending order.
+    /// - Throws: as ``put(_:for:in:)``; nothing is put when a key or value is too large.
+    public func put(entries: [(key: [UInt8], value: [UInt8])], in tree: String) throws(EngineError) {
+        _ = try requireTree(tree)
+        try checkOpen()
+        var byteCount = 0
+        var external = false
+        for (key, value) in entries {
+            guard key.count <= ws.limits.maxKeySize else {
+                throw EngineError(.keyTooLarge, "a key of \(key.count) bytes is longer than the \(ws.limits.maxKeySize) bytes allowed with \(ws.pageSize)-byte pages")
+            }
+            guard value.count < Int(UInt32.max) else {
+                throw EngineError(.valueTooLarge, "a value of \(value.count) bytes is longer than 4 GiB - 1")
+            }
+            if value.count >= ws.limits.blobThreshold, engine.blobs != nil { external = true }
+            byteCount += key.count + value.count
+        }
+        if external {
+            // A value bound for a blob file takes the one-by-one path (it is logged as a blob).
+            for (key, value) in entries { try put(value, for: key, in: tree) }
+            return
+        }
+        try applyBuffered()
+        guard !entries.isEmpty, var info = try info(tree) else { return }
+        let order = PutBuffer.keyOrder(entries.count) { entries[$0].key }
+        let sorted: [(key: [UInt8], value: [UInt8])] = order.map { $0.map { entries[$0] } } ?? entries
+        let (root, added) = try BTree.putSorted(sorted, root: info.root, in: ws)
+        info.root = root
+        info.count += UInt64(added)
+        try setInfo(tree, info)
+        log.appendPuts(tree: tree, sorted, byteCount: byteCount)
+    }
+
     /// Removes `key`; returns whether it was there.
     /// - Throws: `.treeNotFound`, `.transactionClosed`.
     @discardableResult
@@ -129,13 +165,8 @@ public final class WriteTransaction: Transaction {
         try checkOpen()
         try applyBuffered()
         guard var info = try info(tree), !keys.isEmpty else { return 0 }
-        // Sorted by the first 8 bytes as a number, whole keys only to settle equal prefixes
-        // (as PutBuffer.drain): comparing arrays for every pair was most of the cost.
-        var order = keys.indices.map { (prefix: PutBuffer.prefix(keys[$0]), index: $0) }
-        order.sort { $0.prefix != $1.prefix ? $0.prefix < $1.prefix : PutBuffer.compare(keys[$0.index], keys[$1.index]) < 0 }
-        var distinct: [[UInt8]] = []
-        distinct.reserveCapacity(order.count)
-        for o in order where distinct.last != keys[o.index] { distinct.append(keys[o.index]) }
+        // Sorted as PutBuffer sorts its puts, once each.
+        let distinct = PutBuffer.keyOrder(keys.count) { keys[$0] }.map { $0.map { keys[$0] } } ?? keys
         let (root, removed) = try BTree.deleteSorted(distinct, root: info.root, in: ws)
         guard !removed.isEmpty else { return 0 }
         info.root = root

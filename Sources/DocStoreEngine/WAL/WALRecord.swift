@@ -79,6 +79,27 @@ struct WALPayloadBuilder {
         }
     }
 
+    /// Logs puts of `entries` into `tree`, whose keys and values come to `byteCount` bytes:
+    /// recorded when they fit under the limit; otherwise the builder overflows at once, without
+    /// copying them.
+    mutating func appendPuts(tree t: String, _ entries: [(key: [UInt8], value: [UInt8])], byteCount: Int) {
+        if overflowed || ops.count + byteCount >= limit {
+            count += entries.count
+            overflowed = true
+            ops = []
+            return
+        }
+        ops.reserveCapacity(ops.count + byteCount + 12 * entries.count)
+        let index = UInt64(tree(t))
+        for (key, value) in entries {
+            ops.append(WALOperation.put(tree: t, key: key, value: value).kind)
+            ops.appendVarint(index)
+            ops.appendLengthPrefixed(key)
+            ops.appendLengthPrefixed(value)
+        }
+        count += entries.count
+    }
+
     func build() -> [UInt8] {
         precondition(!overflowed, "an overflowed WAL payload is never written")
         var b = [UInt8]()
