@@ -146,11 +146,7 @@ enum RecordCoding {
             var previous: UInt64? = nil
             while !reader.atEnd {
                 let at = reader.offset
-                let id = try reader.varint()
-                guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
-                    throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
-                }
-                previous = id
+                let id = UInt64(try reader.fieldID(after: &previous))
                 try reader.skipValue()
                 writeChanges(below: id)
                 if next < changes.count, UInt64(changes[next].fieldID) == id {
@@ -190,13 +186,8 @@ enum RecordCoding {
         let header = try readHeader(&reader)
         var previous: UInt64? = nil
         while !reader.atEnd {
-            let at = reader.offset
-            let id = try reader.varint()
-            guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
-                throw reader.corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
-            }
-            previous = id
-            if wanted(UInt32(id)) { body(UInt32(id), try reader.value()) } else { try reader.skipValue() }
+            let id = try reader.fieldID(after: &previous)
+            if wanted(id) { body(id, try reader.value()) } else { try reader.skipValue() }
         }
         return header
     }
@@ -283,6 +274,17 @@ struct RecordReader {
         let slice = try lengthPrefixed()
         guard let s = String(validating: slice, as: UTF8.self) else { throw corrupt("invalid UTF-8", at: at) }
         return s
+    }
+
+    /// The next field's ID, checked to ascend after `previous` (rule 1), which it becomes.
+    mutating func fieldID(after previous: inout UInt64?) throws(DocStoreError) -> UInt32 {
+        let at = offset
+        let id = try varint()
+        guard id <= UInt64(UInt32.max), previous.map({ id > $0 }) ?? true else {
+            throw corrupt("field IDs must ascend (field \(id) after \(previous ?? 0))", at: at)
+        }
+        previous = id
+        return UInt32(id)
     }
 
     /// Steps over one value (tag and payload), checking only that it lies inside the record.
