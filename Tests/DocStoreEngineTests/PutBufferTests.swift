@@ -53,7 +53,8 @@ import Testing
         #expect(try store.engine.verify().isClean)
     }
 
-    /// A fixed-seed random mix of puts (many repeating keys), deletes and reads over two trees,
+    /// A fixed-seed random mix of puts (many repeating keys; one by one and in bulk), deletes
+    /// (one by one and sorted) and reads over two trees,
     /// in transactions that commit or roll back, checked against a model after every read, after
     /// every commit, and after recovery replays the WAL (the log holds the puts in call order and
     /// replay applies them one by one, unbuffered).
@@ -74,14 +75,28 @@ import Testing
                     let tree = rng.next() % 3 == 0 ? "y" : "x"
                     let key = [UInt8(rng.next() % 40), UInt8(rng.next() % 4)]
                     switch rng.next() % 10 {
-                    case 0..<6:
+                    case 0..<5:
                         let value = rng.bytes(Int(rng.next() % 60))
                         try txn.put(value, for: key, in: tree)
                         model[tree, default: [:]][key] = value
-                    case 6, 7:
+                    case 5:
+                        // A bulk put (WriteTransaction.put(entries:in:)): any order, keys repeating.
+                        var entries: [(key: [UInt8], value: [UInt8])] = []
+                        for _ in 0..<Int(rng.next() % 12) {
+                            entries.append(([UInt8(rng.next() % 40), UInt8(rng.next() % 4)], rng.bytes(Int(rng.next() % 60))))
+                        }
+                        if rng.next() % 2 == 0 { entries.sort { $0.key.lexicographicallyPrecedes($1.key) } }
+                        try txn.put(entries: entries, in: tree)
+                        for e in entries { model[tree, default: [:]][e.key] = e.value }
+                    case 6:
                         let removed = try txn.delete(key, in: tree)
                         #expect(removed == (model[tree]?[key] != nil), "seed \(seed) round \(round) step \(step)")
                         model[tree]?[key] = nil
+                    case 7:
+                        let keys = (0..<Int(rng.next() % 8)).map { _ in [UInt8(rng.next() % 40), UInt8(rng.next() % 4)] }
+                        let present = Set(keys).filter { model[tree]?[$0] != nil }.count
+                        #expect(try txn.delete(keys: keys, in: tree) == present, "seed \(seed) round \(round) step \(step)")
+                        for k in keys { model[tree]?[k] = nil }
                     case 8:
                         #expect(try txn.get(key, in: tree) == model[tree]?[key], "seed \(seed) round \(round) step \(step)")
                     default:

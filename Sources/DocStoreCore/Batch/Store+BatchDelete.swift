@@ -76,9 +76,19 @@ struct BatchDeleter {
             present.append(key)
             work.append(key)
         }
+        var readMaps: [UInt32: [Int]] = [:]
+        /// The values of the deleted object `key` that deleting it needs (a partial decode).
+        func neededValues(_ key: UInt64, _ entity: EntityInfo, _ bytes: [UInt8]) throws -> [StoredValue] {
+            let map = readMaps[entity.id] ?? entity.slotForField(reading: entity.slotsReadOnDeletion)
+            readMaps[entity.id] = map
+            var values = entity.defaults
+            _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: map, partial: true)
+            return values
+        }
         while let key = work.popLast() {
-            guard let entity = model.entity(ofKey: key), let bytes = records[key] else { continue }
-            let values = try entity.values(ofRecord: bytes, key: key).values
+            guard let entity = model.entity(ofKey: key), let bytes = records[key],
+                  entity.properties.contains(where: { $0.relationship?.deleteRule == .cascade }) else { continue }
+            let values = try neededValues(key, entity, bytes)
             for p in entity.properties where p.relationship?.deleteRule == .cascade {
                 for target in try targets(of: key, p, values) where records[target] == nil {
                     guard let targetEntity = model.entity(ofKey: target),
@@ -96,7 +106,7 @@ struct BatchDeleter {
         for key in doomed {
             guard let entity = model.entity(ofKey: key), let bytes = records[key],
                   entity.properties.contains(where: { $0.relationship?.deleteRule == .deny }) else { continue }
-            let values = try entity.values(ofRecord: bytes, key: key).values
+            let values = try neededValues(key, entity, bytes)
             for p in entity.properties where p.relationship?.deleteRule == .deny {
                 for target in try targets(of: key, p, values) where !writer.deleted.contains(target) {
                     if try writer.exists(target), denied.count < 100 {
@@ -114,16 +124,19 @@ struct BatchDeleter {
         // BD4, BD5: records, index entries, links and the other side of nullified links.
         for key in doomed {
             guard let entity = model.entity(ofKey: key), let bytes = records[key] else { continue }
-            let values = try entity.values(ofRecord: bytes, key: key).values
+            let values = try neededValues(key, entity, bytes)
             try IndexEntries.remove(key: key, entity, values: values, writer.txn, deleter: writer.deleteLater)
             writer.deleteLater(PrimaryKey.bytes(key), in: entity.recordsTree)
             for p in entity.properties where p.relationship != nil {
+                // A to-many's links are read once: their keys go, and their targets are nullified.
+                var linkKeys: [[UInt8]] = []
+                let targets = try targets(of: key, p, values, linkKeys: &linkKeys)
                 if p.relationship?.deleteRule == .nullify {
-                    for target in try targets(of: key, p, values) where !writer.deleted.contains(target) {
+                    for target in targets where !writer.deleted.contains(target) {
                         try writer.removeInverse(of: p, target: target, source: key)
                     }
                 }
-                if p.isToMany { try writer.deleteLinksLater(of: key, in: p.linkTree) }
+                for k in linkKeys { writer.deleteLater(k, in: p.linkTree) }
             }
             var change = RecordedChange(kind: .delete, key: key)
             for slot in entity.recordSlots where slot < values.count && !values[slot].isNull {
@@ -135,8 +148,14 @@ struct BatchDeleter {
         return present
     }
 
-    /// The objects `key`'s relationship `p` reaches: its to-one field, or its links.
+    /// The objects `key`'s relationship `p` reaches: its to-one field, or its links (whose
+    /// keys are appended to `linkKeys`).
     private func targets(of key: UInt64, _ p: PropertyInfo, _ values: [StoredValue]) throws -> [UInt64] {
+        var ignored: [[UInt8]] = []
+        return try targets(of: key, p, values, linkKeys: &ignored)
+    }
+
+    private func targets(of key: UInt64, _ p: PropertyInfo, _ values: [StoredValue], linkKeys: inout [[UInt8]]) throws -> [UInt64] {
         if p.isToOne {
             guard p.slot < values.count, case .reference(let target) = values[p.slot] else { return [] }
             return [target]
@@ -145,8 +164,9 @@ struct BatchDeleter {
         var out: [UInt64] = []
         var cursor = try writer.txn.cursor(in: p.linkTree)
         var entry = try cursor.seek(to: prefix)
-        while let (k, v) = entry, k.count == 16, k.starts(with: prefix) {
-            if let target = p.isOrdered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8) { out.append(target) }
+        while let (k, v) = entry, k.starts(with: prefix) {
+            linkKeys.append(k)
+            if k.count == 16, let target = p.isOrdered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8) { out.append(target) }
             entry = try cursor.next()
         }
         return out

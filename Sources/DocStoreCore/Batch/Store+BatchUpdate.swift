@@ -179,7 +179,7 @@ extension Store {
         for index in entity.compoundIndexes where index.elements.contains(where: { slots.contains($0.slot) }) {
             for element in index.elements { read.insert(element.slot) }
         }
-        return entity.slotForField.map { read.contains($0) ? $0 : -1 }
+        return entity.slotForField(reading: read)
     }
 }
 

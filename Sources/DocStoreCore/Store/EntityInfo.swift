@@ -182,6 +182,23 @@ final class EntityInfo: Sendable {
         return RecordCoding.encode(entityID: id, schemaVersion: schemaVersion, rowVersion: rowVersion, fields: fields)
     }
 
+    /// `slotForField` keeping only `slots`; the other fields map to -1, so a partial decode
+    /// steps over them without making values (a batch reads only what it uses).
+    func slotForField(reading slots: Set<Int>) -> [Int] {
+        slotForField.map { slots.contains($0) ? $0 : -1 }
+    }
+
+    /// The slots a deleted object's values are needed for: its index entries, its to-one
+    /// targets, and the values history preserves on deletion.
+    var slotsReadOnDeletion: Set<Int> {
+        var slots = Set<Int>()
+        for p in properties {
+            if p.indexTree != nil || p.isToOne || p.attribute?.preservesValueOnDeletion == true { slots.insert(p.slot) }
+        }
+        for index in compoundIndexes { for element in index.elements { slots.insert(element.slot) } }
+        return slots
+    }
+
     /// A stored record's values by slot (absent fields at their defaults) and its row version.
     func values(ofRecord bytes: [UInt8], key: UInt64) throws(DocStoreError) -> (values: [StoredValue], rowVersion: UInt64) {
         var values = defaults

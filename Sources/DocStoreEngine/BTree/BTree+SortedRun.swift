@@ -127,29 +127,33 @@ extension BTree {
     static func deleteSorted(_ keys: [[UInt8]], root start: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (root: PageNumber, removed: [[UInt8]]) {
         var root = start
         var removed: [[UInt8]] = []
-        var current: (leaf: Page, upper: [UInt8]?)?
-        for key in keys {
+        removed.reserveCapacity(keys.count)
+        // The leaf and bound of the previous key, kept apart (see putSorted).
+        var leaf: Page?
+        var upper: [UInt8]?
+        for i in keys.indices {
             guard root != .none else { break }
-            if current == nil {
-                let (leaf, upper) = try locate(key, root: root, in: ws)
-                if ws.isOwned(leaf) { current = (leaf, upper) }
+            if leaf == nil {
+                let (found, bound) = try locate(keys[i], root: root, in: ws)
+                if ws.isOwned(found) { leaf = found; upper = bound }
             }
-            if let (leaf, upper) = current {
-                let inPlace: Bool? = key.withUnsafeBytes { k in
+            if let current = leaf {
+                let inPlace: Bool? = keys[i].withUnsafeBytes { k in
                     if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return nil }
-                    let (index, found) = leafSearch(leaf, k)
+                    let (index, found) = leafSearch(current, k)
                     guard found else { return false }
-                    guard leaf.count > 1, leaf.leafStorage(index) == .inline else { return nil }
-                    leaf.removeSlot(at: index)
+                    guard current.count > 1, current.leafStorage(index) == .inline else { return nil }
+                    current.removeSlot(at: index)
                     return true
                 }
-                if inPlace == true { removed.append(key); continue }
+                if inPlace == true { removed.append(keys[i]); continue }
                 if inPlace == false { continue }     // not in the tree
             }
-            let result = try delete(key, root: root, in: ws)
+            let result = try delete(keys[i], root: root, in: ws)
             root = result.root
-            if result.removed { removed.append(key) }
-            current = nil
+            if result.removed { removed.append(keys[i]) }
+            leaf = nil
+            upper = nil
         }
         return (root, removed)
     }

@@ -172,7 +172,7 @@ public final class WriteTransaction: Transaction {
         info.root = root
         info.count -= UInt64(removed.count)
         try setInfo(tree, info)
-        for key in removed { log.append(.delete(tree: tree, key: key)) }
+        log.appendDeletes(tree: tree, removed, byteCount: removed.reduce(0) { $0 + $1.count + 2 })
         return removed.count
     }
 

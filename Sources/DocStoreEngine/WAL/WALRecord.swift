@@ -79,25 +79,44 @@ struct WALPayloadBuilder {
         }
     }
 
+    /// Counts `n` operations of about `byteCount` bytes, and whether to record them: false once
+    /// they would pass the limit (the builder then overflows, and its bytes are dropped).
+    private mutating func records(_ n: Int, of byteCount: Int) -> Bool {
+        count += n
+        if overflowed || ops.count + byteCount >= limit {
+            overflowed = true
+            ops = []
+            return false
+        }
+        ops.reserveCapacity(ops.count + byteCount)
+        return true
+    }
+
     /// Logs puts of `entries` into `tree`, whose keys and values come to `byteCount` bytes:
     /// recorded when they fit under the limit; otherwise the builder overflows at once, without
     /// copying them.
     mutating func appendPuts(tree t: String, _ entries: [(key: [UInt8], value: [UInt8])], byteCount: Int) {
-        if overflowed || ops.count + byteCount >= limit {
-            count += entries.count
-            overflowed = true
-            ops = []
-            return
-        }
-        ops.reserveCapacity(ops.count + byteCount + 12 * entries.count)
+        guard records(entries.count, of: byteCount + 12 * entries.count) else { return }
         let index = UInt64(tree(t))
+        let kind = WALOperation.put(tree: t, key: [], value: []).kind
         for (key, value) in entries {
-            ops.append(WALOperation.put(tree: t, key: key, value: value).kind)
+            ops.append(kind)
             ops.appendVarint(index)
             ops.appendLengthPrefixed(key)
             ops.appendLengthPrefixed(value)
         }
-        count += entries.count
+    }
+
+    /// Logs deletes of `keys` from `tree` (`byteCount` bytes of keys), as `appendPuts` logs puts.
+    mutating func appendDeletes(tree t: String, _ keys: [[UInt8]], byteCount: Int) {
+        guard records(keys.count, of: byteCount + 4 * keys.count) else { return }
+        let index = UInt64(tree(t))
+        let kind = WALOperation.delete(tree: t, key: []).kind
+        for key in keys {
+            ops.append(kind)
+            ops.appendVarint(index)
+            ops.appendLengthPrefixed(key)
+        }
     }
 
     func build() -> [UInt8] {
