@@ -221,6 +221,37 @@ import DocStoreTestSupport
         #expect(try store.verify() == [])
     }
 
+    /// A batch longer than BatchInserter.flushEvery (BI5) is applied to the trees in chunks: a
+    /// unique value repeated across chunks still refuses the whole batch, nothing stays of the
+    /// chunks applied before, and a valid long batch writes every row and its links.
+    @Test func aBatchLongerThanOneChunkIsStillOneTransaction() throws {
+        let (store, _, folders, tags) = try notesStore()
+        let rows = 2 * BatchInserter.flushEvery + 500
+        let clash = #expect(throws: DocStoreError.self) {
+            try store.execute(BatchInsertRequest(entityName: "Tag", objects: (0..<rows).map { ["name": "t\($0 == rows - 1 ? 7 : $0)"] }))
+        }
+        #expect(clash?.code == .uniqueConstraint)
+        #expect(try Context(store: store).count(for: FetchRequest<Tag>()) == 3)
+        var request = BatchInsertRequest(entityName: "Note", objects: (0..<rows).map { i in
+            Self.note(["title": "n\(i)", "folder": folders[i % 2].objectID as Any, "tags": [tags[i % 3].objectID].compactMap { $0 }])
+        })
+        request.resultType = .objectIDs
+        #expect(try store.execute(request).objectIDs.count == rows)
+        let c = Context(store: store)
+        #expect(try c.count(for: FetchRequest<Note>()) == rows + 1)
+        let archive = try #require(try c.fetch(FetchRequest<Folder>(predicate: try QueryPredicate(format: "name == 'Archive'"))).first)
+        #expect(archive.notes.count == rows / 2 && archive.notes.prefix(2).map(\.title) == ["n1", "n3"])
+        #expect(try c.count(for: FetchRequest<Note>(predicate: try QueryPredicate(format: "ANY tags.name == 'c'"))) == rows / 3)
+        #expect(try store.verify() == [])
+        // Deleting most of both folders' ordered lists (B8: each list read once, not per member).
+        let deleted = try store.execute(BatchDeleteRequest(entityName: "Note", predicate: try QueryPredicate(format: "title BEGINSWITH 'n' AND title != 'n1'")))
+        #expect(deleted.count == rows - 1)
+        let fresh = Context(store: store)
+        let lists = try fresh.fetch(FetchRequest<Folder>(sortDescriptors: [SortKey("name")])).map { $0.notes.map(\.title) }
+        #expect(lists == [["n1"], ["already here"]])
+        #expect(try store.verify() == [])
+    }
+
     // MARK: - Update
 
     @Test func updatingWithConstantsAndExpressions() throws {

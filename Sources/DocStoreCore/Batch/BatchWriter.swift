@@ -20,6 +20,9 @@
 //       batch reads meanwhile depends on them being gone.
 //   B7  a neighbour left without the object of a required to-one (its partner given to
 //       another object, or deleted with the rule nullify) refuses the batch, as a save refuses it.
+//   B8  an ordered to-many's list is read once per batch when links leave it (its members'
+//       keys kept and updated as the batch adds and removes links), not once per link: a
+//       batch removing many members of one list stays linear.
 
 import Foundation
 internal import DocStoreEngine
@@ -43,6 +46,8 @@ final class BatchWriter {
     private var existing: [UInt64: Bool] = [:]
     /// Keys to delete, by tree, applied sorted at `finish` (B6).
     private var doomed: [String: [[UInt8]]] = [:]
+    /// Ordered lists read by `deleteLink`, by tree and owner: each member's link key (B8).
+    private var orderedLinks: [String: [UInt64: [UInt64: [UInt8]]]] = [:]
 
     /// A neighbour's pending changes: the relationship field IDs that changed, and new to-one
     /// values by slot.
@@ -87,7 +92,13 @@ final class BatchWriter {
     /// one: 0, 1, 2 … for a new object's members). A to-one's own side is its record field.
     func putOwnLink(_ source: UInt64, _ p: PropertyInfo, _ target: UInt64, position: Int) {
         guard p.isToMany else { return }
-        batch.putLink(source, p, target, position: position)
+        if p.isOrdered {
+            var k = PrimaryKey.bytes(source)
+            PrimaryKey.appendBytes(UInt64(position + 1) << 16, to: &k)
+            putOrderedLink(source, target, key: k, in: p.linkTree)
+        } else {
+            batch.putLink(source, p, target, position: position)
+        }
     }
 
     /// `target` gains `source` in `p`'s inverse (the target's side of a new link): a link
@@ -99,7 +110,7 @@ final class BatchWriter {
             if q.isOrdered {
                 var k = PrimaryKey.bytes(target)
                 PrimaryKey.appendBytes(try nextPosition(q.linkTree, target), to: &k)
-                batch.put(PrimaryKey.bytes(source), for: k, in: q.linkTree)
+                putOrderedLink(target, source, key: k, in: q.linkTree)
             } else {
                 batch.put([], for: linkKey(target, source), in: q.linkTree)
             }
@@ -140,6 +151,7 @@ final class BatchWriter {
     /// Deletes every link whose source is `key` from the links tree `tree`, when the batch
     /// finishes (B6).
     func deleteLinksLater(of key: UInt64, in tree: String) throws {
+        orderedLinks[tree]?[key] = nil      // the whole list goes (B8)
         let prefix = PrimaryKey.bytes(key)
         var cursor = try txn.cursor(in: tree)
         var entry = try cursor.seek(to: prefix)
@@ -150,21 +162,31 @@ final class BatchWriter {
     }
 
     /// Deletes the link `source` → `target` from `p`'s links tree (an ordered link is found
-    /// by its target among the source's).
+    /// by its target among the source's, B8).
     func deleteLink(_ source: UInt64, _ p: PropertyInfo, _ target: UInt64) throws {
         if !p.isOrdered {
             deleteLater(linkKey(source, target), in: p.linkTree)
             return
         }
-        let prefix = PrimaryKey.bytes(source)
-        var cursor = try txn.cursor(in: p.linkTree)
-        var entry = try cursor.seek(to: prefix)
-        var doomed: [UInt8]?
-        while let (k, v) = entry, k.starts(with: prefix) {
-            if PrimaryKey.read(v) == target { doomed = k; break }
-            entry = try cursor.next()
+        if orderedLinks[p.linkTree]?[source] == nil {
+            try flush()      // the list as this batch has left it so far
+            var members: [UInt64: [UInt8]] = [:]
+            let prefix = PrimaryKey.bytes(source)
+            var cursor = try txn.cursor(in: p.linkTree)
+            var entry = try cursor.seek(to: prefix)
+            while let (k, v) = entry, k.starts(with: prefix) {
+                if let member = PrimaryKey.read(v), members[member] == nil { members[member] = k }
+                entry = try cursor.next()
+            }
+            orderedLinks[p.linkTree, default: [:]][source] = members
         }
-        if let doomed { deleteLater(doomed, in: p.linkTree) }
+        if let doomed = orderedLinks[p.linkTree]?[source]?.removeValue(forKey: target) { deleteLater(doomed, in: p.linkTree) }
+    }
+
+    /// Puts an ordered link `source` → `target` under `key`, keeping B8's lists in step.
+    private func putOrderedLink(_ source: UInt64, _ target: UInt64, key: [UInt8], in tree: String) {
+        batch.put(PrimaryKey.bytes(target), for: key, in: tree)
+        if orderedLinks[tree]?[source] != nil, orderedLinks[tree]?[source]?[target] == nil { orderedLinks[tree]?[source]?[target] = key }
     }
 
     /// The position after the last of `source`'s ordered links in `tree`.
