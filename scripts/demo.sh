@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The main job of the quick start: builds `docstore`, creates a demo store with it, and shows the
-# store with `docstore inspect` and `docstore verify`. Installs liblz4-dev first if it is missing.
+# store with `docstore inspect` (overview, schema, one object), `docstore query` and `docstore verify`. Installs liblz4-dev first if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -13,6 +13,15 @@ echo "\$ docstore demo $store"
 echo
 echo "\$ docstore inspect $store"
 "$bin" inspect "$store"
+echo
+echo "\$ docstore inspect $store --schema"
+"$bin" inspect "$store" --schema
+echo
+echo "\$ docstore query $store Note \"folder.name == 'Work' AND title BEGINSWITH 'Note 99'\" --sort title:desc"
+"$bin" query "$store" Note "folder.name == 'Work' AND title BEGINSWITH 'Note 99'" --sort title:desc
+echo
+echo "\$ docstore inspect $store --object Note/43"
+"$bin" inspect "$store" --object Note/43
 echo
 echo "\$ docstore inspect $store --page 2"
 "$bin" inspect "$store" --page 2 | head -12

@@ -16,11 +16,12 @@ struct DocStoreCommand: ParsableCommand {
             A store is X.docstore (pages), X.docstore-wal (log) and X.docstore-blobs/ (large values).
             Read-only subcommands never change the files and work while an app has the store open.
 
-            Exit codes: 0 ok · 1 verify found problems · 2 usage · 3 not found · 4 not a DocStore
+            Exit codes: 0 ok · 1 verify found problems · 2 usage · 3 not found (file or object) · 4 not a DocStore
             file · 5 unsupported (newer or older) format version · 6 corrupt · 7 locked by another writer · 8 I/O error ·
-            9 other error.
+            9 other error · 10 bad query (predicate, sort key or entity) · 11 the file has no object
+            store (an engine-only file).
             """,
-        subcommands: [InspectCommand.self, VerifyCommand.self, CheckpointCommand.self, DemoCommand.self])
+        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, CheckpointCommand.self, DemoCommand.self])
 }
 
 /// Exit codes of `docstore`, one per kind of failure.
@@ -37,12 +38,34 @@ enum CLIExit {
         }
     }
 
-    /// Fails with any error: an EngineError keeps its code, anything else exits 9.
+    /// Exit code 10: a predicate, sort key or entity name that does not fit the store.
+    static let badQuery: Int32 = 10
+    /// Exit code 11: the file is a DocStore engine file without an object catalog.
+    static let noObjectStore: Int32 = 11
+
+    /// Fails with any error: an EngineError keeps its code; a DocStoreError its underlying
+    /// engine error's code, or its own kind's; anything else exits 9.
     static func fail(_ error: any Error) -> Never {
         if let e = error as? EngineError { fail(e) }
-        if let e = error as? DocStoreError, let underlying = e.underlying { fail(underlying) }
+        if let e = error as? DocStoreError {
+            if let underlying = e.underlying { fail(underlying) }
+            let code: Int32 = switch e.code {
+            case .invalidQuery, .invalidPredicate, .unsupportedPredicate, .unknownProperty, .invalidObjectID: badQuery
+            case .objectNotFound, .objectDeleted: 3
+            case .corrupt: 6
+            default: 9
+            }
+            FileHandle.standardError.write(Data("docstore: \(e.code): \(e.message)\n".utf8))
+            Foundation.exit(code)
+        }
         FileHandle.standardError.write(Data("docstore: \(error)\n".utf8))
         Foundation.exit(9)
+    }
+
+    /// Prints `docstore: <message>` on stderr and exits with `code`.
+    static func fail(_ message: String, code: Int32) -> Never {
+        FileHandle.standardError.write(Data("docstore: \(message)\n".utf8))
+        Foundation.exit(code)
     }
 
     /// Prints `docstore: <error>` on stderr and exits with its code.
@@ -61,6 +84,23 @@ func openReadOnly(_ path: String) -> Engine {
     options.readOnly = true
     do {
         return try Engine.open(at: path, options: options)
+    } catch {
+        CLIExit.fail(error)
+    }
+}
+
+/// Opens the object store in `path` read-only with the schema its catalog holds (no model
+/// classes needed), or exits with a clear error: 11 when the file has no object catalog.
+func openObjectStore(_ path: String) -> Store {
+    guard FileManager.default.fileExists(atPath: path) else {
+        CLIExit.fail(EngineError(.notFound, "no store at this path", file: path))
+    }
+    let url = URL(fileURLWithPath: path)
+    do {
+        guard let schema = try Store.schema(at: url) else {
+            CLIExit.fail("\(path) is a DocStore engine file without objects (no catalog): use inspect and verify", code: CLIExit.noObjectStore)
+        }
+        return try Store(url: url, schema: schema, readOnly: true)
     } catch {
         CLIExit.fail(error)
     }

@@ -129,3 +129,114 @@ func storeBytes(_ path: String) -> [Data?] {
         #expect(usage.status == 64 || usage.status == 2, "usage error exit \(usage.status)")
     }
 }
+
+/// The object views: the schema, an entity's objects, one object, queries — read with the schema
+/// the file holds (the tool has no model classes), as tables and as JSON.
+@Suite struct CLIObjectViewTests {
+    /// A demo store: 3 folders (Inbox, Work, Recipes), 999 notes "Note 0"… (note 7 deleted;
+    /// note n in folder n % 3), 4 tags, one attachment.
+    func demoStore(_ dir: TemporaryDirectory) throws -> String {
+        let path = dir.file("Notes.docstore")
+        let demo = try docstore("demo", path)
+        try #require(demo.status == 0, "\(demo.stderr)")
+        return path
+    }
+
+    func json(_ text: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(text.utf8))
+    }
+
+    @Test func theSchemaViewShowsEntitiesAttributesRelationshipsAndIndexes() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let text = try docstore("inspect", path, "--schema")
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("entity Note"))
+        #expect(text.stdout.contains(#/createdAt\s+Date\s+required, indexed/#))
+        #expect(text.stdout.contains(#/folder\s+→ Folder\s+to-one, inverse notes, delete rule nullify, optional/#))
+        #expect(text.stdout.contains(#/notes\s+→ Note\s+to-many, inverse folder, delete rule cascade/#))
+        #expect(text.stdout.contains(#/name\s+String\s+required, unique/#))
+        let asJSON = try docstore("inspect", path, "--schema", "--json")
+        let schema = try #require(try json(asJSON.stdout) as? [String: Any])
+        let entities = try #require(schema["entities"] as? [[String: Any]])
+        #expect(Set(entities.compactMap { $0["name"] as? String }) == ["Folder", "Note", "Tag", "Attachment"])
+    }
+
+    @Test func theEntityViewShowsObjectsAsATableOrJSON() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let table = try docstore("inspect", path, "--entity", "Note", "--limit", "5")
+        #expect(table.status == 0, "\(table.stderr)")
+        let lines = table.stdout.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("id") == true && lines.first?.contains("createdAt") == true)
+        #expect(lines.count == 2 + 5 + 1 && lines.last == "5 of 999 objects (--limit 0 shows all)")
+        #expect(lines[2].hasPrefix("Note/1 ") && lines[2].contains("Note 0") && lines[2].contains("Folder/1"))
+        let rows = try #require(try json(try docstore("inspect", path, "--entity", "Folder", "--json").stdout) as? [[String: Any]])
+        #expect(rows.count == 3 && rows.map { $0["name"] as? String } == ["Inbox", "Work", "Recipes"])
+        #expect((rows[1]["notes"] as? [String])?.count == 332)      // n % 3 == 1 for n < 1000, less note 7
+        #expect((rows[0]["id"] as? String)?.hasPrefix("docstore://") == true)
+        let unknown = try docstore("inspect", path, "--entity", "Nope")
+        #expect(unknown.status == 10 && unknown.stderr.split(separator: "\n").count == 1 && unknown.stderr.contains("Folder, Note"))
+    }
+
+    @Test func theObjectViewShowsOneObjectWithItsRelationships() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let text = try docstore("inspect", path, "--object", "Note/43")
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.hasPrefix("Note/43"))
+        #expect(text.stdout.contains(#/title\s+Note 42/#))
+        #expect(text.stdout.contains(#/folder\s+→ Folder\/1/#))
+        #expect(text.stdout.contains(#/attachments\s+\[1\] Attachment\/1/#))
+        let object = try #require(try json(try docstore("inspect", path, "--object", "Note/43", "--json").stdout) as? [String: Any])
+        #expect(object["entity"] as? String == "Note" && (object["tags"] as? [String])?.count == 1)     // tags 42 % 4 and 10 % 4: one
+        let uri = try #require(object["id"] as? String)
+        #expect(try docstore("inspect", path, "--object", uri).stdout.contains("Note 42"))
+        let gone = try docstore("inspect", path, "--object", "Note/8")      // note 7 was deleted
+        #expect(gone.status == 3 && gone.stderr.split(separator: "\n").count == 1 && gone.stderr.contains("no object Note/8"), "\(gone.stdout)")
+    }
+
+    @Test func queriesFilterSortLimitAndExplain() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let before = storeBytes(path)
+        let top = try docstore("query", path, "Note", "title BEGINSWITH 'Note 99' AND folder.name == 'Inbox'", "--sort", "title:desc", "--limit", "2")
+        #expect(top.status == 0, "\(top.stderr)")
+        let lines = top.stdout.split(separator: "\n")
+        #expect(lines.count == 2 + 2 + 1 && lines.last == "2 objects")
+        #expect(lines[2].contains("Note 999") && lines[3].contains("Note 996"))
+        let rows = try #require(try json(try docstore("query", path, "Tag", "name IN {'idea', 'home'}", "--sort", "name", "--json").stdout) as? [[String: Any]])
+        #expect(rows.map { $0["name"] as? String } == ["home", "idea"])
+        let plan = try docstore("query", path, "Note", "title == 'Note 5'", "--explain")
+        #expect(plan.status == 0 && !plan.stdout.isEmpty && plan.stdout.contains("Note"), "\(plan.stdout) \(plan.stderr)")
+        let bad = try docstore("query", path, "Note", "title ==")
+        #expect(bad.status == 10 && bad.stderr.split(separator: "\n").count == 1, "\(bad.stderr)")
+        let badKey = try docstore("query", path, "Note", "colour == 'red'")
+        #expect(badKey.status == 10 && badKey.stderr.contains("colour"), "\(badKey.stderr)")
+        for args in [["inspect", path, "--schema"], ["inspect", path, "--entity", "Note", "--json"], ["inspect", path, "--object", "Note/43"],
+                     ["inspect", path, "--json"], ["verify", path]] {
+            #expect(try docstore(args).status == 0, "\(args)")
+        }
+        #expect(storeBytes(path) == before, "a read-only view changed the store")
+    }
+
+    @Test func theOverviewAsJSONAndAnEngineOnlyFile() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let overview = try #require(try json(try docstore("inspect", path, "--json").stdout) as? [String: Any])
+        #expect((overview["entities"] as? [String: Int]) == ["Folder": 3, "Note": 999, "Tag": 4, "Attachment": 1])
+        #expect(overview["format"] as? String == "2.0" && (overview["historyEntries"] as? Int ?? 0) > 0)
+        let text = try docstore("inspect", path)
+        #expect(text.stdout.contains(#/history\s+\d+ entries/#) && text.stdout.contains("% of the file"))
+        let verify = try docstore("verify", path)
+        #expect(verify.status == 0 && verify.stdout.contains("1007 objects: records, index entries and both sides"), "\(verify.stdout)")
+        // A file written through the engine alone has no objects to show.
+        let raw = dir.file("raw.docstore")
+        let engine = try Engine.open(at: raw)
+        try engine.write { txn in try txn.createTree(named: "t") }
+        try engine.close()
+        let schema = try docstore("inspect", raw, "--schema")
+        #expect(schema.status == 11 && schema.stderr.contains("without objects"), "\(schema.stderr)")
+        #expect(try docstore("inspect", raw, "--json").status == 0)
+    }
+}

@@ -1,31 +1,47 @@
-// `docstore verify FILE`: the full integrity check. Exit 0 when clean; otherwise one line per
-// problem with its location, and exit 1.
+// `docstore verify FILE`: the full integrity check — the engine's (checksums, B+tree order, page
+// ownership, overflow chains, blob files) and, for an object store, the object graph's (every
+// record decodes, index entries ↔ records, both sides of every relationship). Exit 0 when
+// clean; otherwise one line per problem with its location, and exit 1.
 
 import ArgumentParser
+import DocStore
 import DocStoreEngine
 import Foundation
 
 struct VerifyCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify",
-        abstract: "Check checksums, B+tree order, page ownership, overflow chains and blob files.")
+        abstract: "Check checksums, B+tree order, page ownership, blob files, and the object graph (records, indexes, relationships).")
 
     @Argument(help: "The store's page file (X.docstore).")
     var file: String
 
     func run() throws {
         let engine = openReadOnly(file)
+        var problems: [String] = []
+        var summary = ""
         do {
             let report = try engine.verify()
-            if report.isClean {
-                print("ok: \(report.livePages) pages in use, \(report.freePages) free, \(report.entries.filter { !$0.key.hasPrefix("$") }.values.reduce(0, +)) entries")
-            } else {
-                for problem in report.problems { print("problem: \(problem)") }
-                FileHandle.standardError.write(Data("docstore: \(report.problems.count) problems found\n".utf8))
-                throw ExitCode(1)
+            problems = report.problems.map { "\($0)" }
+            summary = "\(report.livePages) pages in use, \(report.freePages) free, \(report.entries.filter { !$0.key.hasPrefix("$") }.values.reduce(0, +)) entries"
+            let objects = report.isClean ? try StoreSummary.read(from: engine) : nil
+            try engine.close()
+            if let objects {
+                // The object graph, read with the schema the file holds.
+                let store = openObjectStore(file)
+                problems += try store.verify()
+                try store.close()
+                summary += "; \(objects.entities.reduce(0) { $0 + $1.objects }) objects: records, index entries and both sides of every relationship agree"
             }
-        } catch let error as EngineError {
+        } catch {
             CLIExit.fail(error)
+        }
+        if problems.isEmpty {
+            print("ok: \(summary)")
+        } else {
+            for problem in problems { print("problem: \(problem)") }
+            FileHandle.standardError.write(Data("docstore: \(problems.count) problem\(problems.count == 1 ? "" : "s") found\n".utf8))
+            throw ExitCode(1)
         }
     }
 }
