@@ -21,7 +21,7 @@ struct DocStoreCommand: ParsableCommand {
             9 other error · 10 bad query (predicate, sort key or entity) · 11 the file has no object
             store (an engine-only file).
             """,
-        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, CheckpointCommand.self, DemoCommand.self])
+        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, HistoryCommand.self, CompactCommand.self, CheckpointCommand.self, DemoCommand.self])
 }
 
 /// Exit codes of `docstore`, one per kind of failure.
@@ -82,6 +82,21 @@ func openReadOnly(_ path: String) -> Engine {
     }
     var options = EngineOptions()
     options.readOnly = true
+    do {
+        return try Engine.open(at: path, options: options)
+    } catch {
+        CLIExit.fail(error)
+    }
+}
+
+/// Opens a store for a subcommand that writes (it takes the write lock: exit 7 while an app
+/// holds it), or exits with a clear error. Never creates a store.
+func openForWriting(_ path: String) -> Engine {
+    guard FileManager.default.fileExists(atPath: path) else {
+        CLIExit.fail(EngineError(.notFound, "no store at this path", file: path))
+    }
+    var options = EngineOptions()
+    options.createIfMissing = false
     do {
         return try Engine.open(at: path, options: options)
     } catch {

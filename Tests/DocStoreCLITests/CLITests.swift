@@ -80,6 +80,7 @@ func storeBytes(_ path: String) -> [Data?] {
         let checkpoint = try docstore("checkpoint", path)
         #expect(checkpoint.status == 7)
         #expect(checkpoint.stderr.contains("storeLocked"))
+        #expect(try docstore("compact", path).status == 7)
         try engine.close()
     }
 
@@ -238,5 +239,33 @@ func storeBytes(_ path: String) -> [Data?] {
         let schema = try docstore("inspect", raw, "--schema")
         #expect(schema.status == 11 && schema.stderr.contains("without objects"), "\(schema.stderr)")
         #expect(try docstore("inspect", raw, "--json").status == 0)
+    }
+
+    @Test func historyListsTransactionsAndCompactGivesSpaceBack() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        // The demo saves 6 times: 5 batches of 200 notes, then the attachment and a delete.
+        let all = try #require(try json(try docstore("history", path, "--json").stdout) as? [[String: Any]])
+        #expect(all.count == 6)
+        let last = try #require(all.last)
+        let changes = try #require(last["changes"] as? [[String: Any]])
+        #expect(changes.contains { $0["type"] as? String == "delete" && ($0["object"] as? String)?.hasSuffix("/Note/8") == true })
+        #expect(changes.contains { $0["type"] as? String == "update" && ($0["properties"] as? [String]) == ["attachments"] })
+        let firstToken = try #require(all.first?["token"] as? Int)
+        let after = try docstore("history", path, "--after", "\(firstToken)", "--limit", "1")
+        #expect(after.status == 0 && after.stdout.hasPrefix("token \(all[1]["token"] as? Int ?? -1)") && after.stdout.hasSuffix("1 transaction\n"), "\(after.stdout)")
+        #expect(try docstore("history", path, "--entity", "Attachment").stdout.hasSuffix("1 transaction\n"))
+        #expect(try docstore("history", path, "--entity", "Nope").status == 10)
+
+        let before = fileSize(path)
+        let compact = try docstore("compact", path)
+        #expect(compact.status == 0 && compact.stdout.hasPrefix("compacted: "), "\(compact.stderr)")
+        #expect(fileSize(path) <= before)
+        #expect(try docstore("verify", path).status == 0)
+        #expect(try docstore("query", path, "Note").stdout.hasSuffix("999 objects\n"))
+    }
+
+    func fileSize(_ path: String) -> Int {
+        ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
     }
 }

@@ -14,13 +14,8 @@ struct CheckpointCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: file) else {
-            CLIExit.fail(EngineError(.notFound, "no store at this path", file: file))
-        }
-        var options = EngineOptions()
-        options.createIfMissing = false
+        let engine = openForWriting(file)
         do {
-            let engine = try Engine.open(at: file, options: options)
             try engine.checkpoint()
             let meta = engine.durableMeta
             try engine.close()
