@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The main job of the quick start: builds `docstore`, creates a demo store with it, and shows the
-# store with `docstore inspect` (overview, schema, one object), `docstore query` and `docstore verify`. Installs liblz4-dev first if it is missing.
+# store with `docstore inspect` (overview, schema, one object, a tree), `docstore query`, `docstore verify`, and a
+# dump loaded into a copy. Installs liblz4-dev first if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -26,5 +27,17 @@ echo
 echo "\$ docstore inspect $store --page 2"
 "$bin" inspect "$store" --page 2 | head -12
 echo
+echo "\$ docstore inspect $store --tree records.2"
+"$bin" inspect "$store" --tree records.2
+echo
 echo "\$ docstore verify $store"
 "$bin" verify "$store"
+echo
+dir="$(dirname "$store")"
+rm -rf "$dir/notes.jsonl" "$dir/Copy.docstore" "$dir/Copy.docstore-wal" "$dir/Copy.docstore-blobs"
+echo "\$ docstore dump $store --output $dir/notes.jsonl"
+"$bin" dump "$store" --output "$dir/notes.jsonl"
+echo "\$ docstore load $dir/Copy.docstore < $dir/notes.jsonl"
+"$bin" load "$dir/Copy.docstore" < "$dir/notes.jsonl"
+echo "\$ docstore verify $dir/Copy.docstore"
+"$bin" verify "$dir/Copy.docstore"

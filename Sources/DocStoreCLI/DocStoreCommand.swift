@@ -19,9 +19,9 @@ struct DocStoreCommand: ParsableCommand {
             Exit codes: 0 ok · 1 verify found problems · 2 usage · 3 not found (file or object) · 4 not a DocStore
             file · 5 unsupported (newer or older) format version · 6 corrupt · 7 locked by another writer · 8 I/O error ·
             9 other error · 10 bad query (predicate, sort key or entity) · 11 the file has no object
-            store (an engine-only file).
+            store (an engine-only file) · 12 a dump that does not load · 13 the output exists already.
             """,
-        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, HistoryCommand.self, CompactCommand.self, CheckpointCommand.self, DemoCommand.self])
+        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, HistoryCommand.self, DumpCommand.self, LoadCommand.self, CompactCommand.self, CheckpointCommand.self, DemoCommand.self])
 }
 
 /// Exit codes of `docstore`, one per kind of failure.
@@ -42,6 +42,10 @@ enum CLIExit {
     static let badQuery: Int32 = 10
     /// Exit code 11: the file is a DocStore engine file without an object catalog.
     static let noObjectStore: Int32 = 11
+    /// Exit code 12: a dump that does not load (a malformed line, a value that does not fit).
+    static let badDump: Int32 = 12
+    /// Exit code 13: the file a subcommand would create exists already.
+    static let exists: Int32 = 13
 
     /// Fails with any error: an EngineError keeps its code; a DocStoreError its underlying
     /// engine error's code, or its own kind's; anything else exits 9.
@@ -51,6 +55,7 @@ enum CLIExit {
             if let underlying = e.underlying { fail(underlying) }
             let code: Int32 = switch e.code {
             case .invalidQuery, .invalidPredicate, .unsupportedPredicate, .unknownProperty, .invalidObjectID: badQuery
+            case .invalidDump: badDump
             case .objectNotFound, .objectDeleted: 3
             case .corrupt: 6
             default: 9

@@ -70,6 +70,11 @@ public struct DocStoreError: Error, Sendable, CustomStringConvertible, Equatable
         /// cast, a subscript, integer division, …); the message names it. Raised when the fetch
         /// is planned, never by falling back to loading every object.
         public static let unsupportedPredicate = Code("unsupportedPredicate")
+        /// A dump that does not load (``Store/load(from:to:)``): a line that is not JSON of a
+        /// dump's shape, a value that does not fit its attribute, relationships whose sides
+        /// disagree, a dump cut off before its last line. The message (or each of
+        /// ``DocStoreError/problems``) names the line.
+        public static let invalidDump = Code("invalidDump")
     }
 
     /// One problem found in a schema: where it is and what is wrong.

@@ -250,6 +250,7 @@ public final class FaultInjectingFileSystem: FileSystem {
         try state.withLock { (s) throws(EngineError) in
             if let e = enter(&s, "remove \(path)") { throw e }
             s.names.removeValue(forKey: path)
+            s.directories.remove(path)
         }
     }
 

@@ -17,13 +17,15 @@ struct CLIResult {
 
 func docstore(_ arguments: String...) throws -> CLIResult { try docstore(arguments) }
 
-func docstore(_ arguments: [String]) throws -> CLIResult {
+/// Runs `docstore` with `arguments`; `input`, when given, is a file its standard input reads.
+func docstore(_ arguments: [String], input: String? = nil) throws -> CLIResult {
     let process = Process()
     process.executableURL = Bundle.main.bundleURL.appendingPathComponent("docstore")
     process.arguments = arguments
     let out = Pipe(), err = Pipe()
     process.standardOutput = out
     process.standardError = err
+    if let input { process.standardInput = try FileHandle(forReadingFrom: URL(fileURLWithPath: input)) }
     try process.run()
     let o = out.fileHandleForReading.readDataToEndOfFile()
     let e = err.fileHandleForReading.readDataToEndOfFile()
@@ -267,5 +269,83 @@ func storeBytes(_ path: String) -> [Data?] {
 
     func fileSize(_ path: String) -> Int {
         ((try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? NSNumber)?.intValue ?? 0
+    }
+
+    /// The dump's lines without the header's lastLSN (a loaded store's own commits follow it).
+    func linesWithoutLSN(_ text: String) throws -> [String] {
+        var lines = text.split(separator: "\n").map(String.init)
+        var header = try #require(try json(lines[0]) as? [String: Any])
+        header["lastLSN"] = nil
+        lines[0] = String(decoding: try JSONSerialization.data(withJSONObject: header, options: [.sortedKeys]), as: UTF8.self)
+        return lines
+    }
+
+    @Test func dumpAndLoadMakeAnEqualStore() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let before = storeBytes(path)
+        let dump = try docstore("dump", path)
+        #expect(dump.status == 0, "\(dump.stderr)")
+        let lines = dump.stdout.split(separator: "\n")
+        let objects = lines.count - 2
+        #expect(objects > 1000, "the demo's folders, notes, tags and attachment")
+        #expect(lines.last == #"{"end":"docstore","objects":\#(objects)}"#)
+        #expect(storeBytes(path) == before, "dump changed the store")
+
+        // Through standard input, and from a file.
+        let file = dir.file("notes.jsonl")
+        let toFile = try docstore("dump", path, "--output", file)
+        #expect(toFile.status == 0 && toFile.stdout == "dumped \(objects) objects to \(file)\n", "\(toFile.stdout)")
+        let copy = dir.file("Copy.docstore")
+        let load = try docstore(["load", copy], input: file)
+        #expect(load.status == 0 && load.stdout == "loaded \(objects) objects into \(copy)\n", "\(load.stdout) \(load.stderr)")
+        #expect(try docstore("verify", copy).status == 0)
+        #expect(try linesWithoutLSN(docstore("dump", copy).stdout) == linesWithoutLSN(dump.stdout))
+        #expect(try docstore("query", copy, "Note", "title == 'Note 500'", "--json").stdout == docstore("query", path, "Note", "title == 'Note 500'", "--json").stdout)
+        let second = dir.file("Second.docstore")
+        #expect(try docstore("load", second, "--input", file).status == 0)
+
+        // Refusals: an existing target (13), a dump that does not load (12), naming the line;
+        // nothing is left behind.
+        let again = try docstore(["load", copy], input: file)
+        #expect(again.status == 13 && again.stderr.contains("exists already"), "\(again.stderr)")
+        #expect(try docstore("dump", path, "--output", file).status == 13)
+        let bad = dir.file("bad.jsonl")
+        var edited = lines.map(String.init)
+        let note = try #require(edited.firstIndex { $0.contains(#""title":"#) })
+        edited[note] = edited[note].replacingOccurrences(of: #""title":"#, with: #""title":17,"x":"#)
+        try Data(edited.joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: bad))
+        let refused = try docstore(["load", dir.file("Bad.docstore")], input: bad)
+        #expect(refused.status == 12 && refused.stderr.hasPrefix("docstore: invalidDump: ") && refused.stderr.contains("line \(note + 1)"), "\(refused.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("Bad.docstore")))
+        let cut = dir.file("cut.jsonl")
+        try Data(lines.dropLast().joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: cut))
+        let cutOff = try docstore(["load", dir.file("Cut.docstore")], input: cut)
+        #expect(cutOff.status == 12 && cutOff.stderr.contains("cut off"), "\(cutOff.stderr)")
+        #expect(try docstore("dump", dir.file("none.docstore")).status == 3)
+    }
+
+    @Test func theTreeViewShowsDepthFanOutAndFill() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let overview = try #require(try json(docstore("inspect", path, "--json").stdout) as? [String: Any])
+        let trees = try #require(overview["trees"] as? [String: Int])
+        let (name, entries) = try #require(trees.filter { $0.key.hasPrefix("records.") }.max { $0.value < $1.value })
+        let shape = try #require(try json(docstore("inspect", path, "--tree", name, "--json").stdout) as? [String: Any])
+        #expect(shape["entries"] as? Int == entries)
+        let levels = try #require(shape["levels"] as? [[String: Any]])
+        #expect(levels.count == shape["depth"] as? Int && levels.count >= 2, "\(levels)")
+        #expect(levels.last?["kind"] as? String == "leaf" && levels.last?["cells"] as? Int == entries)
+        #expect(levels.dropLast().allSatisfy { $0["kind"] as? String == "branch" })
+        // Each branch level's children are the next level's pages.
+        for (upper, lower) in zip(levels, levels.dropFirst()) {
+            #expect((upper["cells"] as? Int ?? 0) + (upper["pages"] as? Int ?? 0) == lower["pages"] as? Int)
+        }
+        let fill = try #require(levels.last?["fill"] as? Double)
+        #expect(fill > 0.3 && fill <= 1, "leaf fill \(fill)")
+        let text = try docstore("inspect", path, "--tree", name)
+        #expect(text.status == 0 && text.stdout.contains("depth \(levels.count)") && text.stdout.contains("level 0 branch"), "\(text.stdout)")
+        let missing = try docstore("inspect", path, "--tree", "nope")
+        #expect(missing.status == 3 && missing.stderr.contains("no tree \"nope\""), "\(missing.stderr)")
     }
 }

@@ -1,5 +1,5 @@
 // `docstore inspect FILE`: an overview of a store at a glance, and deeper views — the schema,
-// an entity's objects, one object, the WAL, the page map and single pages. `--json` gives any
+// an entity's objects, one object, the WAL, the page map, single pages and one tree's shape. `--json` gives any
 // view as JSON for scripts. Opens the store read-only; never changes it.
 
 import ArgumentParser
@@ -36,12 +36,15 @@ struct InspectCommand: ParsableCommand {
     @Flag(help: "Show which tree owns each page.")
     var pages = false
 
+    @Option(help: "Show the shape of one B+tree (as the overview lists them): depth, pages and fan-out per level, fill.")
+    var tree: String?
+
     @Flag(help: "Print the view as JSON.")
     var json = false
 
     func validate() throws {
-        let views = [schema, entity != nil, object != nil, wal, page != nil, pages].filter { $0 }.count
-        guard views <= 1 else { throw ValidationError("choose one view: --schema, --entity, --object, --wal, --page or --pages") }
+        let views = [schema, entity != nil, object != nil, wal, page != nil, pages, tree != nil].filter { $0 }.count
+        guard views <= 1 else { throw ValidationError("choose one view: --schema, --entity, --object, --wal, --page, --pages or --tree") }
         guard limit >= 0 else { throw ValidationError("--limit takes 0 or more") }
     }
 
@@ -69,6 +72,8 @@ struct InspectCommand: ParsableCommand {
                 try printWAL(engine)
             } else if pages {
                 try printPageMap(engine)
+            } else if let tree {
+                try printTree(engine, tree)
             } else {
                 try printOverview(engine)
             }
@@ -292,5 +297,36 @@ struct InspectCommand: ParsableCommand {
         for p in 0..<count {
             print("  \(p)  \(map[p] ?? "unowned")")
         }
+    }
+
+    func printTree(_ engine: Engine, _ name: String) throws {
+        guard let shape = try engine.treeShape(name) else {
+            let names = try engine.read { try $0.treeNames() }
+            CLIExit.fail("the store has no tree \"\(name)\"; it has \(names.joined(separator: ", "))", code: 3)
+        }
+        let levels = shape.levels.enumerated().map { i, level -> [String: Any] in
+            ["level": i, "kind": level.isLeaf ? "leaf" : "branch", "pages": level.pages, "cells": level.cells,
+             "minCells": level.minCells, "maxCells": level.maxCells, "fanOut": level.fanOut, "fill": level.fill(pageSize: shape.pageSize)]
+        }
+        if json {
+            try printJSON([
+                "tree": shape.name, "root": shape.root.rawValue, "entries": shape.entries, "depth": shape.depth, "pages": shape.pages,
+                "levels": levels, "overflowValues": shape.overflowValues, "overflowPages": shape.overflowPages,
+                "blobValues": shape.blobValues, "keyBytes": shape.keyBytes, "inlineValueBytes": shape.inlineValueBytes,
+            ] as [String: Any])
+            return
+        }
+        print("tree          \(shape.name)")
+        print("root          page \(shape.root.rawValue)   \(shape.entries) entries   depth \(shape.depth)   \(shape.pages) pages")
+        for (i, level) in shape.levels.enumerated() {
+            let fill = String(format: "%.1f", level.fill(pageSize: shape.pageSize) * 100)
+            if level.isLeaf {
+                print("  level \(i) leaf     \(level.pages) page\(level.pages == 1 ? "" : "s")   \(level.cells) entries (\(level.minCells)–\(level.maxCells) a page)   fill \(fill) %")
+            } else {
+                print("  level \(i) branch   \(level.pages) page\(level.pages == 1 ? "" : "s")   fan-out \(String(format: "%.1f", level.fanOut)) (\(level.minCells + 1)–\(level.maxCells + 1) children)   fill \(fill) %")
+            }
+        }
+        print("keys          \(humanBytes(UInt64(shape.keyBytes)))   inline values \(humanBytes(UInt64(shape.inlineValueBytes)))")
+        print("large values  \(shape.overflowValues) in overflow chains (\(shape.overflowPages) pages), \(shape.blobValues) in blob files")
     }
 }

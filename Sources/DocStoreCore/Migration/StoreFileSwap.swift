@@ -28,6 +28,7 @@ enum StoreFileSwap {
         let blobs = copy + "-blobs"
         if fs.fileExists(blobs) {
             for name in try fs.listDirectory(blobs) { try fs.removeFile(blobs + "/" + name) }
+            try fs.removeFile(blobs)
         }
         for file in [copy + "-wal", copy + "-new", copy] where fs.fileExists(file) { try fs.removeFile(file) }
         try fs.syncDirectory(directory(of: path))
@@ -83,5 +84,24 @@ enum StoreFileSwap {
         } else if fs.fileExists(staging(path)) || fs.fileExists(staging(path) + "-wal") || fs.fileExists(staging(path) + "-new") {
             try removeStaging(path, fs)
         }
+    }
+
+    /// A copy written without syncs (durability off, for speed: a backup, a loaded dump) has
+    /// its files synced once, whole, before it is renamed into place.
+    static func syncStaging(_ path: String, _ fs: any FileSystem) throws(EngineError) {
+        for file in [path, path + "-wal"] where fs.fileExists(file) {
+            let handle = try fs.openFile(file, create: false, readOnly: false)
+            defer { handle.close() }
+            try handle.sync()
+        }
+        if fs.fileExists(path + "-blobs") {
+            for name in try fs.listDirectory(path + "-blobs") {
+                let handle = try fs.openFile(path + "-blobs/" + name, create: false, readOnly: false)
+                defer { handle.close() }
+                try handle.sync()
+            }
+            try fs.syncDirectory(path + "-blobs")
+        }
+        try fs.syncDirectory(directory(of: path))
     }
 }

@@ -62,7 +62,7 @@ extension Store {
                 try? StoreFileSwap.removeStaging(path, fs)
                 throw error
             }
-            try syncCopy(StoreFileSwap.staging(path), fs)
+            try StoreFileSwap.syncStaging(StoreFileSwap.staging(path), fs)
             try StoreFileSwap.commit(path, fs)
             let file = try fs.openFile(path, create: false, readOnly: true)
             defer { file.close() }
@@ -96,24 +96,5 @@ extension Store {
             }
         }
         return entries
-    }
-
-    /// The copy was written without syncs (durability off, for speed): its files are synced
-    /// once, whole, before it is renamed into place.
-    private func syncCopy(_ path: String, _ fs: any FileSystem) throws {
-        for file in [path, path + "-wal"] where fs.fileExists(file) {
-            let handle = try fs.openFile(file, create: false, readOnly: false)
-            defer { handle.close() }
-            try handle.sync()
-        }
-        if fs.fileExists(path + "-blobs") {
-            for name in try fs.listDirectory(path + "-blobs") {
-                let handle = try fs.openFile(path + "-blobs/" + name, create: false, readOnly: false)
-                defer { handle.close() }
-                try handle.sync()
-            }
-            try fs.syncDirectory(path + "-blobs")
-        }
-        try fs.syncDirectory(StoreFileSwap.directory(of: path))
     }
 }

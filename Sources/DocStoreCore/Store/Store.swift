@@ -240,7 +240,11 @@ public final class Store: Sendable {
     }
 
     func read<R>(_ body: (ReadTransaction) throws -> R) throws(DocStoreError) -> R {
-        do { return try engine.read(body) } catch { throw Store.storageError(error) }
+        try Store.read(engine, body)
+    }
+
+    static func read<R>(_ engine: Engine, _ body: (ReadTransaction) throws -> R) throws(DocStoreError) -> R {
+        do { return try engine.read(body) } catch { throw storageError(error) }
     }
 
     /// A DocStoreError for what a transaction body or the engine threw.

@@ -16,7 +16,8 @@ public protocol FileSystem: Sendable {
     func openFile(_ path: String, create: Bool, readOnly: Bool) throws(EngineError) -> any StorageFile
     /// Whether a file or directory exists at `path`.
     func fileExists(_ path: String) -> Bool
-    /// Removes a file; durable after `syncDirectory` of its parent.
+    /// Removes a file or an empty directory; durable after `syncDirectory` of its parent.
+    /// Removing what does not exist is not an error.
     func removeFile(_ path: String) throws(EngineError)
     /// Renames a file, replacing any file at `to`; durable after `syncDirectory` of the parent.
     func renameFile(from: String, to: String) throws(EngineError)

@@ -41,6 +41,8 @@ public struct FoundationFileSystem: FileSystem {
 
     public func removeFile(_ path: String) throws(EngineError) {
         if unlink(path) != 0 && Glibc.errno != ENOENT {
+            // A directory: unlink refuses it (EISDIR on Linux); rmdir removes it when empty.
+            if Glibc.errno == EISDIR || Glibc.errno == EPERM, rmdir(path) == 0 { return }
             throw EngineError(.io, "cannot remove the file", file: path, errno: Glibc.errno)
         }
     }

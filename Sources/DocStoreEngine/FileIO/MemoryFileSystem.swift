@@ -64,7 +64,10 @@ public final class MemoryFileSystem: FileSystem {
     }
 
     public func removeFile(_ path: String) throws(EngineError) {
-        _ = state.withLock { $0.files.removeValue(forKey: path) }
+        state.withLock { s in
+            s.files.removeValue(forKey: path)
+            s.directories.remove(path)
+        }
     }
 
     public func renameFile(from: String, to: String) throws(EngineError) {
