@@ -21,7 +21,7 @@ struct DocStoreCommand: ParsableCommand {
             9 other error · 10 bad query (predicate, sort key or entity) · 11 the file has no object
             store (an engine-only file) · 12 a dump that does not load · 13 the output exists already.
             """,
-        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, HistoryCommand.self, DumpCommand.self, LoadCommand.self, CompactCommand.self, CheckpointCommand.self, DemoCommand.self])
+        subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, HistoryCommand.self, DumpCommand.self, LoadCommand.self, RecoverCommand.self, CompactCommand.self, CheckpointCommand.self, DemoCommand.self])
 }
 
 /// Exit codes of `docstore`, one per kind of failure.

@@ -348,4 +348,80 @@ func storeBytes(_ path: String) -> [Data?] {
         let missing = try docstore("inspect", path, "--tree", "nope")
         #expect(missing.status == 3 && missing.stderr.contains("no tree \"nope\""), "\(missing.stderr)")
     }
+
+    @Test func recoverSalvagesADamagedStoreAndSaysWhatWasLost() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let intact = try docstore("recover", path, "--to", dir.file("Whole.docstore"))
+        #expect(intact.status == 0 && intact.stdout.contains("nothing was lost"), "\(intact.stdout) \(intact.stderr)")
+        #expect(try docstore("query", dir.file("Whole.docstore"), "Note").stdout.hasSuffix("999 objects\n"))
+
+        // Damage one leaf of the notes' records.
+        let overview = try #require(try json(docstore("inspect", path, "--json").stdout) as? [String: Any])
+        let trees = try #require(overview["trees"] as? [String: Int])
+        let records = try #require(trees.filter { $0.key.hasPrefix("records.") }.max { $0.value < $1.value }?.key)
+        let map = try #require(try json(docstore("inspect", path, "--pages", "--json").stdout) as? [[String: Any]])
+        let owned = map.filter { $0["owner"] as? String == records }.compactMap { $0["page"] as? Int }
+        let leaves = try owned.filter { page in
+            (try json(docstore("inspect", path, "--page", "\(page)", "--json").stdout) as? [String: Any])?["type"] as? String == "leaf"
+        }
+        let victim = try #require(leaves.dropFirst().first)
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        try handle.seek(toOffset: UInt64(victim * 4096 + 2000))
+        try handle.write(contentsOf: Data([0xEE, 0xEE]))
+        try handle.close()
+        #expect(try docstore("verify", path).status == 1)
+
+        let rescued = dir.file("Rescued.docstore")
+        let recover = try docstore("recover", path, "--to", rescued)
+        #expect(recover.status == 1, "\(recover.stdout) \(recover.stderr)")
+        #expect(recover.stdout.contains("page \(victim) of \(records) did not read"), "\(recover.stdout)")
+        #expect(recover.stdout.contains("history       6 entries not carried over"))
+        #expect(try docstore("verify", rescued).status == 0)
+        let report = try #require(try json(docstore("recover", path, "--to", dir.file("Again.docstore"), "--json").stdout) as? [String: Any])
+        let notes = try #require((report["objects"] as? [String: Int])?["Note"])
+        #expect(notes < 999 && notes > 900, "\(notes) notes recovered")
+        #expect(try docstore("query", rescued, "Note").stdout.hasSuffix("\(notes) objects\n"))
+        #expect(try docstore("recover", path, "--to", rescued).status == 13)
+    }
+
+    /// The corrupt golden files of Format/golden/: each subcommand answers with a clear line and
+    /// its exit code, and recover salvages what reads.
+    @Test func theCorruptGoldenFilesGiveClearAnswers() throws {
+        let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Format/golden")
+        let dir = TemporaryDirectory("cli")
+        let bad = dir.file("bad.docstore")
+        try FileManager.default.copyItem(atPath: golden.appendingPathComponent("bad-crc-page.docstore").path, toPath: bad)
+        let verify = try docstore("verify", bad)
+        #expect(verify.status == 1 && verify.stdout.contains("checksum mismatch"), "\(verify.stdout) \(verify.stderr)")
+        let page = try docstore("inspect", bad, "--page", "2")
+        #expect(page.status == 0 && page.stdout.contains("problem") && page.stdout.contains("checksum"), "\(page.stdout)")
+        #expect(try docstore("dump", bad).status == 11, "an engine-only file has no objects to dump")
+        let rescued = dir.file("rescued.docstore")
+        let recover = try docstore("recover", bad, "--to", rescued)
+        #expect(recover.status == 1 && recover.stdout.contains("copied tree by tree") && recover.stdout.contains("page 2"), "\(recover.stdout) \(recover.stderr)")
+        #expect(try docstore("verify", rescued).status == 0)
+
+        // A WAL whose last record was cut short: the tail is reported, the store is sound.
+        let torn = dir.file("torn.docstore")
+        try FileManager.default.copyItem(atPath: golden.appendingPathComponent("tiny.docstore").path, toPath: torn)
+        try FileManager.default.copyItem(atPath: golden.appendingPathComponent("torn-tail.docstore-wal").path, toPath: torn + "-wal")
+        let before = storeBytes(torn)
+        let wal = try docstore("inspect", torn, "--wal")
+        #expect(wal.status == 0 && wal.stdout.contains("stopped") && !wal.stdout.contains("torn tail     0 bytes"), "\(wal.stdout)")
+        #expect(try docstore("verify", torn).status == 0)
+        #expect(storeBytes(torn) == before, "read-only subcommands leave a torn tail as it is")
+        let copy = try docstore("recover", torn, "--to", dir.file("torn-copy.docstore"))
+        #expect(copy.status == 1 && copy.stdout.contains("the WAL stops at offset"), "\(copy.stdout)")
+
+        // Not a DocStore file, and a truncated one.
+        let text = dir.file("text.docstore")
+        try Data("hello".utf8).write(to: URL(fileURLWithPath: text))
+        for command in [["inspect", text], ["verify", text], ["dump", text], ["recover", text, "--to", dir.file("x.docstore")]] {
+            let r = try docstore(command)
+            #expect(r.status == 4 || r.status == 6, "\(command): \(r.status) \(r.stderr)")
+            #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.hasPrefix("docstore: "), "\(command): \(r.stderr)")
+        }
+    }
 }

@@ -39,7 +39,7 @@ struct LoadCommand: ParsableCommand {
         do {
             let count = try Store.load(from: handle, to: URL(fileURLWithPath: file))
             print("loaded \(count) object\(count == 1 ? "" : "s") into \(file)")
-        } catch let error as DocStoreError where error.code == .invalidDump || error.code == .uniqueConstraint {
+        } catch where error.code == .invalidDump || error.code == .uniqueConstraint {
             // One line that says it all, then the other problems found, indented.
             var text = "docstore: \(error.code): \(error.message)\n"
             for problem in error.problems.dropFirst().prefix(20) { text += "  \(problem)\n" }

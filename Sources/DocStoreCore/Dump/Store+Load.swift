@@ -68,7 +68,10 @@ extension Store {
             for (name, n) in header.sequences {
                 if let id = catalog.entityIDs[name] { sequences[id] = n }
             }
-            try builder.finish(sequences: sequences)
+            try builder.finish(sequences: sequences) { problems in
+                DocStoreError(.invalidDump, "the objects' relationships disagree (\(problems.count) problem\(problems.count == 1 ? "" : "s")): \(problems[0])",
+                              problems: problems.prefix(100).map { DocStoreError.Problem(entity: "graph", $0) })
+            }
             return loader.count
         } catch {
             builder.abandon()

@@ -90,8 +90,9 @@ final class StoreBuilder {
     }
 
     /// Writes the key sequences (SB4), checks the graph (SB2) and puts the store in place
-    /// (SB1). Throws the audit's problems, with nothing left behind.
-    func finish(sequences: [UInt32: UInt64]) throws(DocStoreError) {
+    /// (SB1). When the audit finds problems, throws what `refusal` makes of them, with nothing
+    /// left behind.
+    func finish(sequences: [UInt32: UInt64], refusal: ([String]) -> DocStoreError) throws(DocStoreError) {
         do {
             try flush()
             let highest = self.highest
@@ -105,10 +106,7 @@ final class StoreBuilder {
                 var audit = GraphAudit(model: model, txn: txn)
                 return try audit.run()
             }
-            guard problems.isEmpty else {
-                throw DocStoreError(.invalidDump, "the objects' relationships disagree (\(problems.count) problem\(problems.count == 1 ? "" : "s")): \(problems[0])",
-                                    problems: problems.prefix(100).map { DocStoreError.Problem(entity: "graph", $0) })
-            }
+            guard problems.isEmpty else { throw refusal(problems) }
             try engine.checkpoint()
             try engine.close()
             closed = true

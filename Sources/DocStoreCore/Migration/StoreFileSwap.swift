@@ -11,6 +11,7 @@
 //       files become orphans, which the engine's sweep removes when it opens), then the WAL,
 //       then the page file; then the marker is removed. Every step syncs the directory.
 
+import Foundation
 internal import DocStoreEngine
 
 enum StoreFileSwap {
@@ -103,5 +104,32 @@ enum StoreFileSwap {
             try fs.syncDirectory(path + "-blobs")
         }
         try fs.syncDirectory(directory(of: path))
+    }
+
+    /// Builds a new store at `path` (nothing may be there): `fill` writes into an engine open on
+    /// the staging files, without syncs; the copy is then checkpointed, closed, synced whole and
+    /// renamed into place. On any error the staging files are removed and nothing is at `path`.
+    static func build<R>(_ path: String, _ fs: any FileSystem, pageSize: Int, continuing: (storeID: UUID, lastLSN: LSN),
+                         _ fill: (Engine) throws -> R) throws -> R {
+        try removeStaging(path, fs)
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.durability = .off
+        options.pageSize = pageSize
+        options.continuing = continuing
+        let copy = try Engine.open(at: staging(path), options: options)
+        let result: R
+        do {
+            result = try fill(copy)
+            try copy.checkpoint()
+            try copy.close()
+        } catch {
+            try? copy.close()
+            try? removeStaging(path, fs)
+            throw error
+        }
+        try syncStaging(staging(path), fs)
+        try commit(path, fs)
+        return result
     }
 }

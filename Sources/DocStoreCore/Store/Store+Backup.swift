@@ -43,27 +43,11 @@ extension Store {
             throw DocStoreError(.storage, "a file exists at \(path) already; back up to a new path")
         }
         do {
-            try StoreFileSwap.removeStaging(path, fs)
             let snapshot = try engine.beginRead()
             defer { snapshot.close() }
-            var options = EngineOptions()
-            options.fileSystem = fs
-            options.durability = .off
-            options.pageSize = engine.options.pageSize
-            options.continuing = (engine.storeID, snapshot.lsn)
-            let copy = try Engine.open(at: StoreFileSwap.staging(path), options: options)
-            var entries = 0
-            do {
-                entries = try Self.copyTrees(from: snapshot, into: copy)
-                try copy.checkpoint()
-                try copy.close()
-            } catch {
-                try? copy.close()
-                try? StoreFileSwap.removeStaging(path, fs)
-                throw error
+            let entries = try StoreFileSwap.build(path, fs, pageSize: engine.options.pageSize, continuing: (engine.storeID, snapshot.lsn)) { copy in
+                try Self.copyTrees(from: snapshot, into: copy)
             }
-            try StoreFileSwap.syncStaging(StoreFileSwap.staging(path), fs)
-            try StoreFileSwap.commit(path, fs)
             let file = try fs.openFile(path, create: false, readOnly: true)
             defer { file.close() }
             return BackupReport(url: url, token: HistoryToken(snapshot.lsn.rawValue), entries: entries, bytes: try file.size())

@@ -172,7 +172,9 @@ public final class Store: Sendable {
         let bytes = try catalog.encoded()
         let model = StoreModel(catalog: catalog, classes: classes)
         try write(engine) { txn in
-            try txn.createTree(named: Catalog.tree)
+            // The tree may exist without its catalog: a store recovered without one (RC3) keeps
+            // its key sequences there.
+            try txn.createTreeIfMissing(Catalog.tree)
             try txn.put(bytes, for: Catalog.catalogKey, in: Catalog.tree)
             for tree in model.treeNames { try txn.createTreeIfMissing(tree) }
         }
