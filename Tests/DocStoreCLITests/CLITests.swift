@@ -424,4 +424,17 @@ func storeBytes(_ path: String) -> [Data?] {
             #expect(r.stderr.split(separator: "\n").count == 1 && r.stderr.hasPrefix("docstore: "), "\(command): \(r.stderr)")
         }
     }
+
+    @Test func verifyShowsAProgressBarOnlyWhenAskedOrOnATerminal() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let piped = try docstore("verify", path)
+        #expect(piped.status == 0 && piped.stderr.isEmpty, "auto on a pipe draws nothing: \(piped.stderr)")
+        let shown = try docstore("verify", path, "--progress", "always")
+        #expect(shown.status == 0 && shown.stdout == piped.stdout)
+        #expect(shown.stderr.contains("verify  pages    [") && shown.stderr.contains("verify  objects  [##############################] 100 %"), "\(shown.stderr)")
+        #expect(shown.stderr.hasSuffix("\r\u{1B}[K"), "the bar is erased when done")
+        #expect(try docstore("verify", path, "--progress", "never").stderr.isEmpty)
+        #expect(try docstore("verify", path, "--progress", "sometimes").status == 64)
+    }
 }

@@ -20,9 +20,10 @@ internal import DocStoreEngine
 extension Store {
     /// The object graph's problems (GA1–GA3), in words; empty when records, links and indexes
     /// agree.
-    func auditGraph() throws(DocStoreError) -> [String] {
+    func auditGraph(progress: ((_ objects: Int, _ total: Int) -> Void)? = nil) throws(DocStoreError) -> [String] {
         try read { txn in
             var audit = GraphAudit(model: model, txn: txn)
+            audit.progress = progress
             return try audit.run()
         }
     }
@@ -36,6 +37,8 @@ struct GraphAudit {
     /// Ordered lists' members by tree and owner, and how many are held (GA4).
     private var memberCache: [String: [UInt64: Set<UInt64>]] = [:]
     private var cachedMembers = 0
+    /// Called every 1 024 records with the records checked and the records there are.
+    var progress: ((Int, Int) -> Void)?
 
     init(model: StoreModel, txn: Transaction) {
         self.model = model
@@ -43,9 +46,19 @@ struct GraphAudit {
     }
 
     mutating func run() throws -> [String] {
-        for entity in model.entities where !entity.description.isAbstract {
-            try txn.forEachRecord(of: entity) { key, bytes in try checkRecord(key, bytes, entity) }
+        var total = 0
+        if progress != nil {
+            for tree in Set(model.entities.map(\.recordsTree)) where try txn.treeExists(tree) { total += try txn.count(in: tree) }
         }
+        var checked = 0
+        for entity in model.entities where !entity.description.isAbstract {
+            try txn.forEachRecord(of: entity) { key, bytes in
+                try checkRecord(key, bytes, entity)
+                checked += 1
+                if checked % 1024 == 0 { progress?(checked, total) }
+            }
+        }
+        progress?(checked, total)
         // GA2: each index tree holds exactly the entries its records give.
         var trees = Set<String>()
         for entity in model.entities {

@@ -129,13 +129,25 @@ public final class Store: Sendable {
     /// Runs the full integrity check — the engine's (pages, trees, checksums, blobs), then the
     /// object graph's (records, index entries, both sides of every relationship:
     /// GraphAudit.swift); returns the problems (empty when sound).
-    public func verify() throws(DocStoreError) -> [String] {
+    ///
+    /// `progress`, when given, is called now and then with what is being checked ("pages", then
+    /// "objects"), how many so far and of how many — for a progress bar.
+    public func verify(progress: ((_ phase: String, _ done: Int, _ total: Int) -> Void)? = nil) throws(DocStoreError) -> [String] {
         let engineProblems: [String]
-        do { engineProblems = try engine.verify().problems.map { "\($0)" } } catch {
+        do {
+            engineProblems = try engine.verify(progress: progress.map { report in { report("pages", $0, $1) } }).problems.map { "\($0)" }
+        } catch {
             throw DocStoreError(.storage, "verify failed: \(error.message)", underlying: error)
         }
         guard engineProblems.isEmpty else { return engineProblems }
-        return try auditGraph()
+        return try verifyGraph(progress: progress.map { report in { report("objects", $0, $1) } })
+    }
+
+    /// The object graph's part of ``verify(progress:)`` alone (GraphAudit.swift): every record
+    /// decodes, index entries and records agree, both sides of every relationship agree. For a
+    /// tool that has already run the engine's check (`docstore verify`).
+    public func verifyGraph(progress: ((_ objects: Int, _ total: Int) -> Void)? = nil) throws(DocStoreError) -> [String] {
+        try auditGraph(progress: progress)
     }
 
     // MARK: - Catalog

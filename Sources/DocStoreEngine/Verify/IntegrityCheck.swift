@@ -37,12 +37,19 @@ extension Engine {
     /// Checks the whole store (see IntegrityCheck.swift for the list). Problems are reported, not
     /// thrown: the check goes on past the first.
     ///
-    /// - Parameter readingDisk: also re-read every page the file should hold and check its
-    ///   checksum (slower; catches corruption behind the cache).
+    /// - Parameters:
+    ///   - readingDisk: also re-read every page the file should hold and check its checksum
+    ///     (slower; catches corruption behind the cache).
+    ///   - progress: called now and then with the pages checked so far and the file's page
+    ///     count (for a progress bar; the count may end below the total: free pages are not read).
     /// - Throws: `.closed`; I/O errors reading the file.
-    public func verify(readingDisk: Bool = true) throws(EngineError) -> IntegrityReport {
+    public func verify(readingDisk: Bool = true, progress: ((_ pages: Int, _ total: Int) -> Void)? = nil) throws(EngineError) -> IntegrityReport {
         try writer.withLock { (state) throws(EngineError) -> IntegrityReport in
             var check = IntegrityWalk(engine: self, readingDisk: readingDisk, pinned: pager.cache.withLock { $0.pinned })
+            if let progress {
+                let total = Int(state.durableMeta.pageCount)
+                check.onPage = { pages in if pages % 256 == 0 { progress(pages, total) } }
+            }
             let (lsn, catalogRoot) = published.withLock { ($0.lsn, $0.catalogRoot) }
             _ = lsn
             try check.walkTree(name: "$catalog", root: catalogRoot, expectedCount: nil)
@@ -67,6 +74,7 @@ extension Engine {
                 try check.walkTree(name: name, root: info.root, expectedCount: info.count)
             }
             check.checkBlobs(trees.first { $0.0 == TreeInfo.blobTreeName }?.1)
+            progress?(check.owner.count, Int(state.durableMeta.pageCount))
 
             // Page ownership. The free list is read here if nothing has read it yet (rules F1-F5);
             // a damaged one is a problem of its own, and ownership cannot be checked without it.
@@ -110,6 +118,8 @@ struct IntegrityWalk {
     var report = IntegrityReport()
     var owner: [UInt64: String] = [:]
     var blobRefs: [BlobID: Int] = [:]
+    /// Called with the number of pages read so far, after each (a progress bar's feed).
+    var onPage: ((Int) -> Void)?
 
     init(engine: Engine, readingDisk: Bool, pinned: Set<UInt64>) {
         self.engine = engine
@@ -128,6 +138,7 @@ struct IntegrityWalk {
             return nil
         }
         owner[n.rawValue] = tree
+        onPage?(owner.count)
         do throws(EngineError) {
             if readingDisk && !pinned.contains(n.rawValue) {
                 _ = try engine.pager.readFromFile(n)
