@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job of the quick start: builds `docstore`, creates a demo store with it, and shows the
-# store with `docstore inspect` (overview, schema, one object, a tree), `docstore query`, `docstore verify`, and a
-# dump loaded into a copy. Installs liblz4-dev first if it is missing.
+# store with `docstore inspect` (overview, schema, one object, a tree, an HTML report), `docstore query`, `docstore verify`,
+# and a dump loaded into a copy. Installs liblz4-dev first if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -34,6 +34,9 @@ echo "\$ docstore verify $store"
 "$bin" verify "$store"
 echo
 dir="$(dirname "$store")"
+echo "\$ docstore inspect $store --html $dir/report.html"
+"$bin" inspect "$store" --html "$dir/report.html"
+echo
 rm -rf "$dir/notes.jsonl" "$dir/Copy.docstore" "$dir/Copy.docstore-wal" "$dir/Copy.docstore-blobs"
 echo "\$ docstore dump $store --output $dir/notes.jsonl"
 "$bin" dump "$store" --output "$dir/notes.jsonl"

@@ -4,6 +4,10 @@
 set -euo pipefail
 need=()
 [ -f /usr/include/lz4.h ] || need+=(liblz4-dev)
+if [ "${1:-}" = "--browser" ]; then
+  # A headless browser for scripts/html-report-check.sh.
+  command -v chromium >/dev/null || need+=(chromium)
+fi
 if [ "${1:-}" = "--bench" ]; then
   [ -f /usr/include/lmdb.h ] || need+=(liblmdb-dev)
   [ -f /usr/include/sqlite3.h ] || need+=(libsqlite3-dev)

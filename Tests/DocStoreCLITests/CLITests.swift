@@ -437,4 +437,33 @@ func storeBytes(_ path: String) -> [Data?] {
         #expect(try docstore("verify", path, "--progress", "never").stderr.isEmpty)
         #expect(try docstore("verify", path, "--progress", "sometimes").status == 64)
     }
+
+    /// The HTML report is one self-contained page: a square per page in its tree's color, a legend
+    /// entry per owner, a row per tree and per entity. (scripts/html-report-check.sh looks at it in
+    /// headless Chromium.)
+    @Test func theHTMLReportDrawsThePageMapTreesAndEntities() throws {
+        let dir = TemporaryDirectory("cli")
+        let path = try demoStore(dir)
+        let before = storeBytes(path)
+        let report = dir.file("report.html")
+        let run = try docstore("inspect", path, "--html", report)
+        #expect(run.status == 0 && run.stdout.hasPrefix("wrote \(report)"), "\(run.stdout) \(run.stderr)")
+        #expect(storeBytes(path) == before)
+        let html = try String(contentsOfFile: report, encoding: .utf8)
+        #expect(html.hasPrefix("<!DOCTYPE html>") && html.hasSuffix("</body></html>\n"))
+        for outside in ["<script", "<link", "http://", "https://", "url("] {
+            #expect(!html.contains(outside), "the report reaches outside itself: \(outside)")
+        }
+        let overview = try #require(try json(docstore("inspect", path, "--json").stdout) as? [String: Any])
+        let pages = try #require(overview["pages"] as? Int)
+        #expect(html.components(separatedBy: "<div class=\"p\" ").count - 1 == pages)
+        let trees = try #require(overview["trees"] as? [String: Int])
+        for (tree, entries) in trees {
+            #expect(html.contains("> \(tree)</td>") && html.contains("<td class=\"n\">\(entries)</td>"), "no row for \(tree)")
+        }
+        #expect(html.contains("records of Note: ") && html.contains("free: "), "legend")
+        #expect(html.contains("title=\"page 0 · meta\""))
+        #expect(html.contains("<tr><td>Note</td><td class=\"n\">999</td>"))
+        #expect(try docstore("inspect", path, "--html", dir.file("missing-dir/report.html")).status == 8)
+    }
 }

@@ -1,5 +1,6 @@
 // `docstore inspect FILE`: an overview of a store at a glance, and deeper views — the schema,
-// an entity's objects, one object, the WAL, the page map, single pages and one tree's shape. `--json` gives any
+// an entity's objects, one object, the WAL, the page map, single pages and one tree's shape,
+// and an HTML report (HTMLReport.swift). `--json` gives any
 // view as JSON for scripts. Opens the store read-only; never changes it.
 
 import ArgumentParser
@@ -39,12 +40,15 @@ struct InspectCommand: ParsableCommand {
     @Option(help: "Show the shape of one B+tree (as the overview lists them): depth, pages and fan-out per level, fill.")
     var tree: String?
 
+    @Option(help: "Write a self-contained HTML report to this path: the page map as a colored grid, each tree's depth and fill, each entity's size.")
+    var html: String?
+
     @Flag(help: "Print the view as JSON.")
     var json = false
 
     func validate() throws {
-        let views = [schema, entity != nil, object != nil, wal, page != nil, pages, tree != nil].filter { $0 }.count
-        guard views <= 1 else { throw ValidationError("choose one view: --schema, --entity, --object, --wal, --page, --pages or --tree") }
+        let views = [schema, entity != nil, object != nil, wal, page != nil, pages, tree != nil, html != nil].filter { $0 }.count
+        guard views <= 1 else { throw ValidationError("choose one view: --schema, --entity, --object, --wal, --page, --pages, --tree or --html") }
         guard limit >= 0 else { throw ValidationError("--limit takes 0 or more") }
     }
 
@@ -74,6 +78,12 @@ struct InspectCommand: ParsableCommand {
                 try printPageMap(engine)
             } else if let tree {
                 try printTree(engine, tree)
+            } else if let html {
+                let text = try HTMLReport(file: file, engine: engine).render()
+                do { try Data(text.utf8).write(to: URL(fileURLWithPath: html)) } catch {
+                    CLIExit.fail("the report could not be written to \(html): \(error.localizedDescription)", code: 8)
+                }
+                print("wrote \(html) (\(humanBytes(UInt64(text.utf8.count))))")
             } else {
                 try printOverview(engine)
             }

@@ -10,6 +10,9 @@ public struct StoreSummary: Sendable {
     public var schemaVersion: Int
     /// Each entity (its own objects, not its sub-entities'), in the schema's order.
     public var entities: [(name: String, objects: Int)]
+    /// What each of the object layer's trees holds, in words: "records of Note",
+    /// "links of Note.tags", "index of Note.createdAt", … (Format/record.md).
+    public var trees: [String: String] = [:]
 
     /// The summary of the object store in `engine`, or nil when the file has no DocStore catalog
     /// (a store written through the engine alone).
@@ -27,10 +30,26 @@ public struct StoreSummary: Sendable {
                     try txn.forEachRecord(of: entity) { _, _ in count += 1 }
                     entities.append((entity.name, count))
                 }
-                return StoreSummary(schemaVersion: Int(catalog.schemaVersion), entities: entities)
+                return StoreSummary(schemaVersion: Int(catalog.schemaVersion), entities: entities, trees: describeTrees(model))
             }
         } catch {
             throw Store.storageError(error)
         }
+    }
+
+    /// What each tree of `model` holds (`trees`).
+    static func describeTrees(_ model: StoreModel) -> [String: String] {
+        var out: [String: String] = [Catalog.tree: "the object catalog and key sequences", "docstore.history": "persistent history"]
+        var records: [String: [String]] = [:]
+        for entity in model.entities {
+            records[entity.recordsTree, default: []].append(entity.name)
+            for p in entity.properties where entity.lineageNames.count == 1 || !(model.entity(named: entity.lineageNames[1])?.slotByName.keys.contains(p.name) ?? false) {
+                if p.isToMany { out[p.linkTree] = "links of \(entity.name).\(p.name)" }
+                if let tree = p.indexTree { out[tree] = "\(p.isUnique ? "unique index" : "index") of \(entity.name).\(p.name)" }
+            }
+            for index in entity.compoundIndexes { out[index.tree] = index.isUnique ? index.text : "index \(index.text)" }
+        }
+        for (tree, names) in records { out[tree] = "records of \(names.joined(separator: ", "))" }
+        return out
     }
 }
