@@ -13,13 +13,24 @@ struct DocStoreCommand: ParsableCommand {
         commandName: "docstore",
         abstract: "Look inside, check and maintain DocStore store files.",
         discussion: """
-            A store is X.docstore (pages), X.docstore-wal (log) and X.docstore-blobs/ (large values).
+            A store is X.docstore (pages), X.docstore-wal (log) and X.docstore-blobs/ (large values). \
             Read-only subcommands never change the files and work while an app has the store open.
 
-            Exit codes: 0 ok · 1 verify found problems · 2 usage · 3 not found (file or object) · 4 not a DocStore
-            file · 5 unsupported (newer or older) format version · 6 corrupt · 7 locked by another writer · 8 I/O error ·
-            9 other error · 10 bad query (predicate, sort key or entity) · 11 the file has no object
-            store (an engine-only file) · 12 a dump that does not load · 13 the output exists already.
+            Exit codes:
+              0  ok
+              1  verify found problems; recover had to leave something out
+              3  not found (file, object or tree)
+              4  not a DocStore file
+              5  unsupported (newer or older) format version
+              6  corrupt
+              7  locked by another writer
+              8  I/O error
+              9  other error
+              10 bad query (predicate, sort key or entity)
+              11 the file has no object store (an engine-only file)
+              12 a dump that does not load
+              13 the file to create exists already
+              64 usage: an unknown subcommand, argument or option
             """,
         subcommands: [InspectCommand.self, QueryCommand.self, VerifyCommand.self, HistoryCommand.self, DumpCommand.self, LoadCommand.self, RecoverCommand.self, CompactCommand.self, CheckpointCommand.self, DemoCommand.self])
 }

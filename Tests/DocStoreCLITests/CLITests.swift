@@ -383,6 +383,19 @@ func storeBytes(_ path: String) -> [Data?] {
         #expect(notes < 999 && notes > 900, "\(notes) notes recovered")
         #expect(try docstore("query", rescued, "Note").stdout.hasSuffix("\(notes) objects\n"))
         #expect(try docstore("recover", path, "--to", rescued).status == 13)
+
+        // A truncated store (the last third of its pages gone): a clear answer from each
+        // subcommand, and recover keeps what is left.
+        let cut = dir.file("Cut.docstore")
+        let bytes = try #require(FileManager.default.contents(atPath: dir.file("Whole.docstore")))
+        try bytes.prefix(bytes.count / 3 * 2 / 4096 * 4096).write(to: URL(fileURLWithPath: cut))
+        for command in [["verify", cut], ["query", cut, "Note"], ["dump", cut]] {
+            let r = try docstore(command)
+            #expect([1, 6].contains(r.status) && r.stderr.split(separator: "\n").count == 1 && !r.stderr.contains("Fatal"), "\(command): \(r.status) \(r.stderr)")
+        }
+        let salvaged = try docstore("recover", cut, "--to", dir.file("FromCut.docstore"))
+        #expect(salvaged.status == 1 && salvaged.stdout.contains("lost"), "\(salvaged.stdout) \(salvaged.stderr)")
+        #expect(try docstore("verify", dir.file("FromCut.docstore")).status == 0)
     }
 
     /// The corrupt golden files of Format/golden/: each subcommand answers with a clear line and

@@ -211,6 +211,37 @@ import DocStoreTestSupport
         #expect(error?.code == .corrupt && error?.message.contains("999") == true)
         #expect(try Context(store: store).fetch(Note.self).map(\.title) == ["kept"])
     }
+
+    /// GA5: the integrity check reads history too, and names each kind of damage.
+    @Test func verifyFindsDamagedHistory() throws {
+        let store = try Store.inMemory(models: Self.models)
+        let c = Context(store: store)
+        for title in ["a", "b", "c"] {
+            try c.insert(Note(title: title))
+            try c.save()
+        }
+        #expect(try store.verify() == [])
+        let tokens = try store.history().map(\.token.value)
+        try #require(tokens.count == 3)
+        let note = try #require(try c.fetch(Note.self).first?.objectID?.primaryKey)
+        let unordered = HistoryCoding.encode(RecordedTransaction(timestamp: Date(), changes: [
+            RecordedChange(kind: .insert, key: note + 1), RecordedChange(kind: .update, key: note, fields: [7, 3]),
+        ]))
+        try store.write { txn in
+            try txn.put([1, 2], for: HistoryCoding.key(lsn: tokens[0], chunk: 0), in: HistoryCoding.tree)
+            try txn.put(unordered[0], for: HistoryCoding.key(lsn: tokens[1], chunk: 0), in: HistoryCoding.tree)
+            try txn.put(unordered[0], for: HistoryCoding.key(lsn: tokens[2], chunk: 2), in: HistoryCoding.tree)
+            try txn.put([1], for: [1, 2, 3], in: HistoryCoding.tree)
+            try txn.put(unordered[0], for: HistoryCoding.key(lsn: 1 << 40, chunk: 0), in: HistoryCoding.tree)
+        }
+        let problems = try store.verify()
+        #expect(problems.contains("history: a key of 3 bytes, not 10"), "\(problems)")
+        #expect(problems.contains { $0.hasPrefix("history transaction \(tokens[0]) does not decode") })
+        #expect(problems.contains { $0.hasPrefix("history transaction \(tokens[1]) lists Note/") && $0.hasSuffix("in key order") })
+        #expect(problems.contains("history transaction \(tokens[1]): the update of Note/\(note & PrimaryKey.sequenceMask) lists its fields out of order"))
+        #expect(problems.contains("history transaction \(tokens[2]) skips from chunk 0 to 2"))
+        #expect(problems.contains { $0.hasPrefix("history transaction \(1 << 40) is after the store's last commit") })
+    }
 }
 
 /// Another process reading a store a writer has open: a read-only store sees the commits up to

@@ -11,8 +11,8 @@ struct DumpCommand: ParsableCommand {
         commandName: "dump",
         abstract: "Write every object as JSON Lines (schema first); docstore load reads it back.",
         discussion: """
-            Line 1 holds the catalog (every schema version and ID), the store's identity and key
-            sequences; then one line per object, {"id":"Note/3","values":{…},"relationships":{…}};
+            Line 1 holds the catalog (every schema version and ID), the store's identity and key \
+            sequences; then one line per object, {"id":"Note/3","values":{…},"relationships":{…}}; \
             the last line {"end":"docstore","objects":N} tells a whole dump from a cut-off one.
             """)
 

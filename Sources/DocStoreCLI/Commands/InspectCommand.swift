@@ -187,6 +187,7 @@ struct InspectCommand: ParsableCommand {
                 out["schemaVersion"] = summary.schemaVersion
                 out["entities"] = Dictionary(uniqueKeysWithValues: summary.entities.map { ($0.name, $0.objects) })
                 out["historyEntries"] = history
+                out["treeContents"] = summary.trees.filter { name, _ in trees.contains { $0.0 == name } }
             }
             try printJSON(out)
             return
@@ -201,7 +202,9 @@ struct InspectCommand: ParsableCommand {
         print("last commit   lsn \(stats.lastLSN.rawValue)")
         print("trees         \(trees.count)")
         for (name, count) in trees {
-            print("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(count) entries")
+            let entries = "\(count) entr\(count == 1 ? "y" : "ies")"
+            let holds = summary?.trees[name].map { entries.padding(toLength: 16, withPad: " ", startingAt: 0) + $0 } ?? entries
+            print("  \(name.padding(toLength: 24, withPad: " ", startingAt: 0)) \(holds)")
         }
         // An object store: its entities, read from the catalog (no model classes needed).
         if let summary {

@@ -12,8 +12,8 @@ struct LoadCommand: ParsableCommand {
         commandName: "load",
         abstract: "Make a new store from a dump (docstore dump's JSON Lines) read from standard input.",
         discussion: """
-            docstore dump A.docstore | docstore load B.docstore makes B equal to A: the same schema,
-            objects, numbers, values and relationships, and the same store identity (object URIs
+            docstore dump A.docstore | docstore load B.docstore makes B equal to A: the same schema, \
+            objects, numbers, values and relationships, and the same store identity (object URIs \
             stay valid); B's history starts empty. Every line is checked before anything is kept.
             """)
 

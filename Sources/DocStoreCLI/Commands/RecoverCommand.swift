@@ -12,10 +12,10 @@ struct RecoverCommand: ParsableCommand {
         commandName: "recover",
         abstract: "Salvage every readable object of a damaged store into a new one, and report what was lost.",
         discussion: """
-            Pages that do not read are skipped with what is under them (their leaves are looked for among
-            the pages nothing references); each object whose record reads is kept, its relationships
-            restored from whichever side survived, its index entries rebuilt. A file without objects is
-            copied tree by tree. History is not carried over. Exit 0: nothing lost; 1: the report lists
+            Pages that do not read are skipped with what is under them (their leaves are looked for among \
+            the pages nothing references); each object whose record reads is kept, its relationships \
+            restored from whichever side survived, its index entries rebuilt. A file without objects is \
+            copied tree by tree. History is not carried over. Exit 0: nothing lost; 1: the report lists \
             what the new store lacks.
             """)
 

@@ -11,6 +11,10 @@
 //       other side's delete rule is noAction (which leaves it on purpose).
 //   GA4 the audit's time grows with the graph, not with the square of a list: an ordered
 //       to-many's members are read once per list.
+//   GA5 persistent history (Format/history.md rules 1–3): 10-byte keys, each transaction's
+//       chunks from 0 without gaps, each decoding whole, its objects listed once each in
+//       primary-key order with their changed fields ascending, and no transaction after the
+//       snapshot's last commit.
 //
 // It changes nothing and reads within one snapshot, so it can run while the store is in use.
 
@@ -76,6 +80,7 @@ struct GraphAudit {
         for (tree, p) in linkTrees.sorted(by: { $0.key < $1.key }) where try txn.treeExists(tree) {
             try checkLinks(tree, p)
         }
+        if try txn.treeExists(HistoryCoding.tree) { try checkHistory() }
         return problems
     }
 
@@ -202,6 +207,62 @@ struct GraphAudit {
             }
             if sourceExists { try checkInverse(of: p, source: source, target: target) }
             entry = try cursor.next()
+        }
+    }
+
+    /// GA5: every history transaction, one at a time.
+    private mutating func checkHistory() throws {
+        struct Pending {
+            let lsn: UInt64
+            var chunks: [[UInt8]] = []
+            var broken = false
+        }
+        var cursor = try txn.cursor(in: HistoryCoding.tree)
+        var entry = try cursor.seek(to: [])
+        var pending: Pending?
+        while let (k, v) = entry {
+            entry = try cursor.next()
+            guard let (lsn, chunk) = HistoryCoding.parseKey(k) else {
+                problems.append("history: a key of \(k.count) bytes, not 10")
+                continue
+            }
+            var current = pending ?? Pending(lsn: lsn)
+            if current.lsn != lsn {
+                if !current.broken { checkTransaction(current.chunks, lsn: current.lsn) }
+                current = Pending(lsn: lsn)
+            }
+            if current.chunks.isEmpty {
+                if chunk != 0 {
+                    problems.append("history transaction \(lsn) lacks its first chunk")
+                    current.broken = true
+                }
+                if lsn > txn.lsn.rawValue {
+                    problems.append("history transaction \(lsn) is after the store's last commit (\(txn.lsn.rawValue))")
+                }
+            } else if !current.broken && Int(chunk) != current.chunks.count {
+                problems.append("history transaction \(lsn) skips from chunk \(current.chunks.count - 1) to \(chunk)")
+                current.broken = true
+            }
+            current.chunks.append(v)
+            pending = current
+        }
+        if let last = pending, !last.broken { checkTransaction(last.chunks, lsn: last.lsn) }
+    }
+
+    private mutating func checkTransaction(_ chunks: [[UInt8]], lsn: UInt64) {
+        let t: RecordedTransaction
+        do { t = try HistoryCoding.decode(chunks, lsn: lsn) } catch {
+            problems.append("history transaction \(lsn) does not decode: \(error.message)")
+            return
+        }
+        for (a, b) in zip(t.changes, t.changes.dropFirst()) where a.key >= b.key {
+            problems.append("history transaction \(lsn) lists \(name(b.key)) after \(name(a.key)): objects must be listed once each, in key order")
+            break
+        }
+        for change in t.changes where change.kind == .update {
+            if zip(change.fields, change.fields.dropFirst()).contains(where: { $0 >= $1 }) {
+                problems.append("history transaction \(lsn): the update of \(name(change.key)) lists its fields out of order")
+            }
         }
     }
 }
