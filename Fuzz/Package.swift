@@ -1,11 +1,12 @@
 // swift-tools-version:5.4
 // The libFuzzer targets. A separate package because fuzz executables inside a package of tools
 // version 5.5+ fail to link (an undefined <Module>_main; see ../shared/TOOLCHAIN.md). Each target
-// is a thin main calling DocStoreTestSupport.FuzzTargets (FuzzPredicate: DocStoreQueryTestSupport),
+// is a thin main calling DocStoreTestSupport.FuzzTargets (the object layer's: DocStoreQueryTestSupport),
 // which the unit suite also replays.
 import PackageDescription
 
 let targets = ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"]
+let objectTargets = ["FuzzPredicate", "FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover"]
 
 let package = Package(
     name: "DocStoreFuzz",
@@ -17,15 +18,15 @@ let package = Package(
                 .product(name: "DocStoreEngine", package: "DocStore"),
                 .product(name: "DocStoreTestSupport", package: "DocStore"),
             ])
-    } + [
+    } + objectTargets.map { name in
         // The object layer without the @Model plugin (DocStoreCore), whose sanitizer build
         // this toolchain cannot link.
         .executableTarget(
-            name: "FuzzPredicate",
+            name: name,
             dependencies: [
                 .product(name: "DocStoreCore", package: "DocStore"),
                 .product(name: "DocStoreQueryTestSupport", package: "DocStore"),
                 .product(name: "DocStoreTestSupport", package: "DocStore"),
-            ]),
-    ]
+            ])
+    }
 )

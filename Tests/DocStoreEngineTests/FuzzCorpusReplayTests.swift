@@ -7,19 +7,7 @@ import Foundation
 import Testing
 
 @Suite struct FuzzCorpusReplayTests {
-    static let fuzzDirectory = URL(fileURLWithPath: #filePath)
-        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Fuzz")
-
-    static func inputs(_ target: String) -> [URL] {
-        let fm = FileManager.default
-        let corpus = fuzzDirectory.appendingPathComponent("Corpus/\(target)")
-        var files = ((try? fm.contentsOfDirectory(at: corpus, includingPropertiesForKeys: nil)) ?? [])
-        let fails = fuzzDirectory.appendingPathComponent("FailCases")
-        files += ((try? fm.contentsOfDirectory(at: fails, includingPropertiesForKeys: nil)) ?? [])
-            .filter { $0.lastPathComponent.hasPrefix(target + "-") }
-        return files.sorted { $0.path < $1.path }
-    }
+    static func inputs(_ target: String) -> [URL] { FuzzCorpus.inputs(target) }
 
     @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"])
     func everyCorpusFileRunsClean(target: String) throws {

@@ -40,4 +40,14 @@ extension Store {
         guard let bytes else { return nil }
         return try Catalog.decode(bytes).schema
     }
+
+    /// The schema a catalog's bytes hold (the value of the key "catalog" in the tree
+    /// `docstore.catalog`, Format/schema.md), checked as opening a store checks it. For tools
+    /// that read a catalog by other means — a dump's header, a salvaged page.
+    ///
+    /// - Throws: ``DocStoreError/Code/corrupt`` when the bytes are not a catalog of format 1
+    ///   naming an ID for every entity and property.
+    public static func schema(fromCatalog bytes: [UInt8]) throws(DocStoreError) -> Schema {
+        try Catalog.decode(bytes).schema
+    }
 }

@@ -3,7 +3,9 @@
 // FileHandle has no positioned I/O or fdatasync, so reads and writes use pread/pwrite on its file
 // descriptor (measured ~4x faster than seek + write; see shared/TOOLCHAIN.md) and sync uses
 // fdatasync. Locks are flock(LOCK_EX|LOCK_NB): released when the holder dies, and unlike fcntl
-// locks not dropped by an unrelated close() of the same file in this process.
+// locks not dropped by an unrelated close() of the same file in this process; a refusal is
+// retried for up to 100 ms (a child being spawned holds copies of our descriptors until it
+// execs), and descriptors are close-on-exec.
 
 import Foundation
 #if canImport(Glibc)
@@ -88,6 +90,8 @@ final class FoundationFile: StorageFile {
     init(path: String, handle: FileHandle) {
         self.path = path
         self.handle = handle
+        // Not inherited by programs this process starts (they would hold the writer's lock).
+        _ = fcntl(handle.fileDescriptor, F_SETFD, fcntl(handle.fileDescriptor, F_GETFD) | FD_CLOEXEC)
     }
 
     static func ioError(_ what: String, path: String, offset: UInt64? = nil) -> EngineError {
@@ -138,15 +142,24 @@ final class FoundationFile: StorageFile {
         return UInt64(st.st_size)
     }
 
+    /// Takes the writer's lock. A child this process is spawning holds a copy of every
+    /// descriptor until it execs (posix_spawn copies the table; close-on-exec and Process's own
+    /// closing act only then), so a lock this process released a moment ago can look held by
+    /// "another process" for that moment: a refusal is retried for up to 100 ms before it is
+    /// reported. A real second writer still hears `storeLocked` within that time.
     func lockExclusive() throws(EngineError) {
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        for attempt in 0..<Self.lockAttempts {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 { return }
             let code = Glibc.errno
-            if code == EWOULDBLOCK {
+            guard code == EWOULDBLOCK else { throw Self.ioError("cannot lock the file", path: path) }
+            if attempt == Self.lockAttempts - 1 {
                 throw EngineError(.storeLocked, "another process has this store open for writing; open it read-only or close the other process", file: path, errno: code)
             }
-            throw Self.ioError("cannot lock the file", path: path)
+            usleep(10_000)
         }
     }
+
+    static let lockAttempts = 10
 
     func close() {
         try? handle.close()

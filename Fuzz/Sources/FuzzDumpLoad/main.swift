@@ -1,0 +1,10 @@
+// FuzzDumpLoad: libFuzzer entry point; the logic is DocStoreQueryTestSupport's FuzzTargets.dumpLoad.
+import DocStoreQueryTestSupport
+import DocStoreTestSupport
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ start: UnsafePointer<UInt8>?, _ count: Int) -> CInt {
+    let bytes = start.map { Array(UnsafeBufferPointer(start: $0, count: count)) } ?? []
+    if let finding = FuzzTargets.dumpLoad(bytes) { fatalError("FuzzDumpLoad finding: \(finding)") }
+    return 0
+}
