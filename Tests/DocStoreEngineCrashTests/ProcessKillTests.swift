@@ -2,7 +2,7 @@
 // in `.full` durability and reports each acknowledged commit; the test SIGKILLs it at a random
 // moment (fixed seed), reopens the store, and checks that every acknowledged commit is there, at
 // most one more (the commit in flight), no gaps, and the integrity check passes. Also: a second
-// process opening a store another process writes gets `storeLocked` at once.
+// process opening a store another process writes gets `storeLocked` at once (100 trials).
 
 import DocStoreTestSupport
 import Foundation
@@ -76,14 +76,20 @@ enum Child {
         let dir = TemporaryDirectory("lock")
         let path = dir.file("Lock.docstore")
         let engine = try Engine.open(at: path)
-        for trial in 0..<5 {
+        // 100 trials (issue #8): each probe is refused with storeLocked, quickly (a refused lock
+        // is retried for 100 ms, FoundationFile.lockExclusive).
+        var slowest = 0.0
+        for trial in 0..<100 {
             let started = Date()
             let (process, pipe) = try Child.start(["probe-lock", path])
             process.waitUntilExit()
             let lines = Child.output(pipe)
+            let took = Date().timeIntervalSince(started)
+            slowest = max(slowest, took)
             #expect(lines == ["locked"], "trial \(trial): \(lines)")
-            #expect(Date().timeIntervalSince(started) < 5, "the probe waited instead of failing at once")
+            #expect(took < 5, "trial \(trial): the probe waited \(took) s instead of failing")
         }
+        print("second writer: 100 of 100 probes got storeLocked, the slowest after \(String(format: "%.0f", slowest * 1000)) ms (process start included)")
         // In this process too: a second open of the same store is refused.
         do {
             _ = try Engine.open(at: path)
