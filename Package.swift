@@ -45,9 +45,9 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
         // The child process of the real-process crash tests; not a user tool.
-        .executableTarget(name: "DocStoreKillTarget", dependencies: ["DocStoreEngine"]),
+        .executableTarget(name: "DocStoreKillTarget", dependencies: ["DocStoreEngine", "DocStoreCore"]),
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
-        .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
+        .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreCore", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         // Fixtures/ holds golden store files of earlier schema versions, read by path (not resources).
         .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreEngine", "DocStoreTestSupport", "DocStoreQueryTestSupport"],

@@ -4,11 +4,15 @@
 //                                       "ack N" (unbuffered) after each commit returns
 //   DocStoreKillTarget probe-lock PATH  tries to open the store for writing and prints
 //                                       "locked" (storeLocked), "opened", or "error: …"
+//   DocStoreKillTarget graph PATH       saves numbered notes forever through a background
+//                                       context of an object store, printing "ack N" after each
+//                                       save returns (GraphWorkload.swift)
 //
 // Transaction N puts key N (8 bytes, big-endian) into tree "kill" with a value derived from N
 // (every 7th value is 20 KB, so overflow pages are in play), so the parent can check that the
 // keys present are exactly 0..<n with every acknowledged one among them.
 
+import DocStoreCore
 import DocStoreEngine
 import Foundation
 
@@ -52,13 +56,14 @@ func probeLock(_ path: String) throws {
 func run() -> Int32 {
     let args = CommandLine.arguments
     guard args.count == 3 else {
-        say("usage: DocStoreKillTarget commit|probe-lock PATH")
+        say("usage: DocStoreKillTarget commit|probe-lock|graph PATH")
         return 2
     }
     do {
         switch args[1] {
         case "commit": try commitForever(args[2])
         case "probe-lock": try probeLock(args[2])
+        case "graph": try GraphWorkload.run(args[2])
         default:
             say("unknown command \(args[1])")
             return 2

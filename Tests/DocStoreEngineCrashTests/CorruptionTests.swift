@@ -75,11 +75,12 @@ import Testing
         let pageSize = 4096
         let pages = pageFile.count / pageSize
         var offsets: [Int] = []
-        // Every byte of both meta records and of every page header, plus 1500 random bytes.
+        // Every byte of both meta records and of every page header, plus 20 000 random bytes
+        // (issue #8).
         for slot in 0..<2 { offsets += (slot * pageSize)..<(slot * pageSize + MetaPage.size) }
         for p in 2..<pages { offsets += (p * pageSize)..<(p * pageSize + PageHeader.size) }
         var rng = SplitMix64(seed: 404)
-        for _ in 0..<1500 { offsets.append(Int(rng.next() % UInt64(pageFile.count))) }
+        for _ in 0..<20_000 { offsets.append(Int(rng.next() % UInt64(pageFile.count))) }
         var detected = 0, harmless = 0
         for offset in offsets {
             var damaged = files
