@@ -71,11 +71,20 @@ enum CLIExit {
             case .corrupt: 6
             default: 9
             }
-            FileHandle.standardError.write(Data("docstore: \(e.code): \(e.message)\n".utf8))
-            Foundation.exit(code)
+            fail(e, code: code)
         }
         FileHandle.standardError.write(Data("docstore: \(error)\n".utf8))
         Foundation.exit(9)
+    }
+
+    /// Prints `docstore: <code>: <message>` on stderr — one line that says it all — then up to 20
+    /// of the error's other problems, indented, and exits with `code`.
+    static func fail(_ e: DocStoreError, code: Int32) -> Never {
+        var text = "docstore: \(e.code): \(e.message)\n"
+        for problem in e.problems.dropFirst().prefix(20) { text += "  \(problem)\n" }
+        if e.problems.count > 21 { text += "  … \(e.problems.count - 21) more\n" }
+        FileHandle.standardError.write(Data(text.utf8))
+        Foundation.exit(code)
     }
 
     /// Prints `docstore: <message>` on stderr and exits with `code`.
@@ -91,27 +100,27 @@ enum CLIExit {
     }
 }
 
-/// Opens a store read-only for a read-only subcommand, or exits with a clear error.
-func openReadOnly(_ path: String) -> Engine {
+/// Exits with code 3 unless a store's page file is at `path`.
+func requireStore(_ path: String) {
     guard FileManager.default.fileExists(atPath: path) else {
         CLIExit.fail(EngineError(.notFound, "no store at this path", file: path))
-    }
-    var options = EngineOptions()
-    options.readOnly = true
-    do {
-        return try Engine.open(at: path, options: options)
-    } catch {
-        CLIExit.fail(error)
     }
 }
 
-/// Opens a store for a subcommand that writes (it takes the write lock: exit 7 while an app
-/// holds it), or exits with a clear error. Never creates a store.
-func openForWriting(_ path: String) -> Engine {
-    guard FileManager.default.fileExists(atPath: path) else {
-        CLIExit.fail(EngineError(.notFound, "no store at this path", file: path))
+/// Exits with code 13 when something is at `path`, which a subcommand would create.
+func requireNew(_ path: String, _ what: String) {
+    guard !FileManager.default.fileExists(atPath: path) else {
+        CLIExit.fail("\(path) exists already; \(what)", code: CLIExit.exists)
     }
+}
+
+/// Opens a store for a subcommand, or exits with a clear error. Read-only (the default) opens
+/// without the writer's lock and never changes the files; for writing it takes the lock (exit 7
+/// while an app holds it). Never creates a store.
+func openEngine(_ path: String, forWriting: Bool = false) -> Engine {
+    requireStore(path)
     var options = EngineOptions()
+    options.readOnly = !forWriting
     options.createIfMissing = false
     do {
         return try Engine.open(at: path, options: options)
@@ -123,9 +132,7 @@ func openForWriting(_ path: String) -> Engine {
 /// Opens the object store in `path` read-only with the schema its catalog holds (no model
 /// classes needed), or exits with a clear error: 11 when the file has no object catalog.
 func openObjectStore(_ path: String) -> Store {
-    guard FileManager.default.fileExists(atPath: path) else {
-        CLIExit.fail(EngineError(.notFound, "no store at this path", file: path))
-    }
+    requireStore(path)
     let url = URL(fileURLWithPath: path)
     do {
         guard let schema = try Store.schema(at: url) else {

@@ -318,6 +318,13 @@ func storeBytes(_ path: String) -> [Data?] {
         let refused = try docstore(["load", dir.file("Bad.docstore")], input: bad)
         #expect(refused.status == 12 && refused.stderr.hasPrefix("docstore: invalidDump: ") && refused.stderr.contains("line \(note + 1)"), "\(refused.stderr)")
         #expect(!FileManager.default.fileExists(atPath: dir.file("Bad.docstore")))
+        // Two folders with one unique name: refused as a dump that does not load, naming both.
+        let clash = dir.file("clash.jsonl")
+        try Data(lines.map { $0.replacingOccurrences(of: #""name":"Work""#, with: #""name":"Inbox""#) }.joined(separator: "\n").utf8)
+            .write(to: URL(fileURLWithPath: clash))
+        let clashed = try docstore(["load", dir.file("Clash.docstore")], input: clash)
+        #expect(clashed.status == 12 && clashed.stderr.hasPrefix("docstore: uniqueConstraint: ") && clashed.stderr.contains("Inbox"), "\(clashed.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.file("Clash.docstore")))
         let cut = dir.file("cut.jsonl")
         try Data(lines.dropLast().joined(separator: "\n").utf8).write(to: URL(fileURLWithPath: cut))
         let cutOff = try docstore(["load", dir.file("Cut.docstore")], input: cut)

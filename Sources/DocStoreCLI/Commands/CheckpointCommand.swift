@@ -14,7 +14,7 @@ struct CheckpointCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        let engine = openForWriting(file)
+        let engine = openEngine(file, forWriting: true)
         do {
             try engine.checkpoint()
             let meta = engine.durableMeta

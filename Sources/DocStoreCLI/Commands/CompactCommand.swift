@@ -17,7 +17,7 @@ struct CompactCommand: ParsableCommand {
     var file: String
 
     func run() throws {
-        let engine = openForWriting(file)
+        let engine = openEngine(file, forWriting: true)
         do {
             let report = try engine.compact()
             try engine.close()

@@ -26,9 +26,7 @@ struct DumpCommand: ParsableCommand {
         let store = openObjectStore(file)
         let handle: FileHandle
         if let output {
-            guard !FileManager.default.fileExists(atPath: output) else {
-                CLIExit.fail("\(output) exists already; dump writes a new file", code: CLIExit.exists)
-            }
+            requireNew(output, "dump writes a new file")
             guard FileManager.default.createFile(atPath: output, contents: nil), let h = FileHandle(forWritingAtPath: output) else {
                 CLIExit.fail("\(output) could not be created", code: 8)
             }

@@ -68,7 +68,7 @@ struct InspectCommand: ParsableCommand {
             }
             return
         }
-        let engine = openReadOnly(file)
+        let engine = openEngine(file)
         do {
             if let page {
                 try printPage(engine, PageNumber(page))

@@ -24,9 +24,7 @@ struct LoadCommand: ParsableCommand {
     var input: String?
 
     func run() throws {
-        guard !FileManager.default.fileExists(atPath: file) else {
-            CLIExit.fail("\(file) exists already; load makes a new store", code: CLIExit.exists)
-        }
+        requireNew(file, "load makes a new store")
         let handle: FileHandle
         if let input {
             guard let h = FileHandle(forReadingAtPath: input) else {
@@ -39,13 +37,8 @@ struct LoadCommand: ParsableCommand {
         do {
             let count = try Store.load(from: handle, to: URL(fileURLWithPath: file))
             print("loaded \(count) object\(count == 1 ? "" : "s") into \(file)")
-        } catch where error.code == .invalidDump || error.code == .uniqueConstraint {
-            // One line that says it all, then the other problems found, indented.
-            var text = "docstore: \(error.code): \(error.message)\n"
-            for problem in error.problems.dropFirst().prefix(20) { text += "  \(problem)\n" }
-            if error.problems.count > 21 { text += "  … \(error.problems.count - 21) more\n" }
-            FileHandle.standardError.write(Data(text.utf8))
-            Foundation.exit(CLIExit.badDump)
+        } catch where error.code == .uniqueConstraint {
+            CLIExit.fail(error, code: CLIExit.badDump)     // two objects of the dump clash
         } catch {
             CLIExit.fail(error)
         }

@@ -29,10 +29,8 @@ struct RecoverCommand: ParsableCommand {
     var json = false
 
     func run() throws {
-        guard FileManager.default.fileExists(atPath: file) else { CLIExit.fail("no store at \(file)", code: 3) }
-        guard !FileManager.default.fileExists(atPath: to) else {
-            CLIExit.fail("\(to) exists already; recover writes a new store", code: CLIExit.exists)
-        }
+        requireStore(file)
+        requireNew(to, "recover writes a new store")
         let report: RecoveryReport
         do {
             report = try Store.recover(from: URL(fileURLWithPath: file), to: URL(fileURLWithPath: to))

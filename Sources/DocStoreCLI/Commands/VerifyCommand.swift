@@ -21,7 +21,7 @@ struct VerifyCommand: ParsableCommand {
     var progress: ProgressBar.Mode = .auto
 
     func run() throws {
-        let engine = openReadOnly(file)
+        let engine = openEngine(file)
         var problems: [String] = []
         var summary = ""
         let bar = ProgressBar(progress)

@@ -272,13 +272,11 @@ public final class Context {
     ///
     /// - Throws: ``DocStoreError/Code/invalidObjectID`` for a malformed URI or one of another store.
     public func object(withURI uri: URL) throws(DocStoreError) -> ManagedObject {
-        let parts = uri.path.split(separator: "/")
         guard uri.scheme == "docstore", let host = uri.host, let storeID = UUID(uuidString: host),
-              parts.count == 2, let number = UInt64(parts[1]), number > 0, number <= PrimaryKey.sequenceMask,
-              let entity = store.model.entity(named: String(parts[0])) else {
+              let key = store.model.key(ofName: uri.path.dropFirst()), let entity = store.model.entity(ofKey: key) else {
             throw DocStoreError(.invalidObjectID, "\(uri) is not a DocStore object URI (docstore://<store>/<Entity>/<number>) of this store's entities")
         }
-        return try object(with: ObjectID(store: storeID, entity: entity.name, key: PrimaryKey.make(entity: entity.id, sequence: number)))
+        return try object(with: ObjectID(store: storeID, entity: entity.name, key: key))
     }
 
     /// The object with `id`, its values loaded; throws if no such object is stored.

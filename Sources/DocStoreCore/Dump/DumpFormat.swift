@@ -144,19 +144,6 @@ enum DumpValue {
         if let d = try? Date.ISO8601FormatStyle(includingFractionalSeconds: true).parse(text) { return d }
         return try? Date.ISO8601FormatStyle().parse(text)
     }
-
-    /// `Entity/number` for the object `key` (DF2).
-    static func name(_ key: UInt64, _ model: StoreModel) -> String {
-        "\(model.entity(ofKey: key)?.name ?? "?")/\(key & PrimaryKey.sequenceMask)"
-    }
-
-    /// The key of the object `Entity/number` names, or nil when the name is malformed, the
-    /// entity unknown or the number out of range.
-    static func key(_ name: String, _ model: StoreModel) -> UInt64? {
-        guard let slash = name.lastIndex(of: "/"), let entity = model.entity(named: String(name[..<slash])),
-              let number = UInt64(name[name.index(after: slash)...]), number > 0, number <= PrimaryKey.sequenceMask else { return nil }
-        return PrimaryKey.make(entity: entity.id, sequence: number)
-    }
 }
 
 /// A line after the header: an object or the trailer. Unknown keys are refused, so that a

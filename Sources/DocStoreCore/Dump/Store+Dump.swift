@@ -58,7 +58,7 @@ extension Store {
     /// One object's line (SD3).
     private static func dumpObject(_ key: UInt64, _ bytes: [UInt8], _ entity: EntityInfo, _ model: StoreModel,
                                    _ txn: Transaction) throws -> DumpObject {
-        let id = DumpValue.name(key, model)
+        let id = model.name(ofKey: key)
         let values = try entity.values(ofRecord: bytes, key: key).values
         var attributes: [String: JSONValue] = [:]
         var relationships: [String: JSONValue] = [:]
@@ -71,7 +71,7 @@ extension Store {
                 attributes[p.name] = json
             case .toOne:
                 if case .reference(let target) = values[p.slot] {
-                    relationships[p.name] = .string(DumpValue.name(target, model))
+                    relationships[p.name] = .string(model.name(ofKey: target))
                 } else {
                     relationships[p.name] = .null
                 }
@@ -83,7 +83,7 @@ extension Store {
                     var entry = try cursor.seek(to: prefix)
                     while let (k, v) = entry, k.starts(with: prefix) {
                         if let target = p.isOrdered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8) {
-                            targets.append(.string(DumpValue.name(target, model)))
+                            targets.append(.string(model.name(ofKey: target)))
                         }
                         entry = try cursor.next()
                     }

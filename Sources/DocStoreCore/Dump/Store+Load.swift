@@ -37,46 +37,57 @@ extension Store {
         var reader = JSONLinesReader(input: input)
         let decoder = JSONDecoder()
         let (header, catalog) = try readHeader(&reader, decoder)
-        let builder = try StoreBuilder(path: url.path, catalog: catalog, storeID: header.store, lastLSN: header.lastLSN)
-        do throws(DocStoreError) {
-            var loader = DumpLoader(model: builder.model)
-            var trailer: (line: Int, count: Int)?
-            while let line = try reader.next() {
-                if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
-                if let trailer { throw DocStoreError(.invalidDump, "line \(reader.lineNumber): nothing may follow the last line (line \(trailer.line))") }
-                let parsed: DumpLine
-                do { parsed = try decoder.decode(DumpLine.self, from: Data(line)) } catch {
-                    try loader.problem(line: reader.lineNumber, entity: nil, property: nil, Self.brief(error))
-                    continue
-                }
-                switch parsed {
-                case .trailer(let t): trailer = (reader.lineNumber, t.objects)
-                case .object(let object):
-                    if let (key, entity, values, toMany) = try loader.resolve(object, line: reader.lineNumber), loader.problems.isEmpty {
-                        try builder.add(key, entity, values: values, toMany: toMany)
-                    }
-                }
-            }
-            try loader.finish()
-            guard let trailer else {
-                throw DocStoreError(.invalidDump, "the dump ends at line \(reader.lineNumber) without its last line ({\"end\":\"docstore\",\"objects\":…}): it was cut off; nothing was loaded")
-            }
-            guard trailer.count == loader.count else {
-                throw DocStoreError(.invalidDump, "line \(trailer.line): the dump says it holds \(trailer.count) objects, but \(loader.count) came before it")
-            }
-            var sequences: [UInt32: UInt64] = [:]
-            for (name, n) in header.sequences {
-                if let id = catalog.entityIDs[name] { sequences[id] = n }
-            }
-            try builder.finish(sequences: sequences) { problems in
-                DocStoreError(.invalidDump, "the objects' relationships disagree (\(problems.count) problem\(problems.count == 1 ? "" : "s")): \(problems[0])",
-                              problems: problems.prefix(100).map { DocStoreError.Problem(entity: "graph", $0) })
-            }
-            return loader.count
-        } catch {
-            builder.abandon()
-            throw error
+        guard !FileManager.default.fileExists(atPath: url.path) else {
+            throw DocStoreError(.storage, "a file exists at \(url.path) already; a store is loaded into a new path")
         }
+        do {
+            return try StoreFileSwap.build(url.path, FoundationFileSystem(), pageSize: EngineOptions().pageSize,
+                                           continuing: (header.store, LSN(header.lastLSN))) { engine in
+                try loadObjects(&reader, decoder, header, catalog, into: StoreBuilder(engine: engine, catalog: catalog))
+            }
+        } catch {
+            throw storageError(error)
+        }
+    }
+
+    /// The object lines and the trailer (SL1–SL3), written by `builder`; returns the count.
+    private static func loadObjects(_ reader: inout JSONLinesReader, _ decoder: JSONDecoder, _ header: DumpHeader, _ catalog: Catalog,
+                                    into builder: StoreBuilder) throws(DocStoreError) -> Int {
+        var loader = DumpLoader(model: builder.model)
+        var trailer: (line: Int, count: Int)?
+        while let line = try reader.next() {
+            if line.allSatisfy({ $0 == 0x20 || $0 == 0x09 }) { continue }
+            if let trailer { throw DocStoreError(.invalidDump, "line \(reader.lineNumber): nothing may follow the last line (line \(trailer.line))") }
+            let parsed: DumpLine
+            do { parsed = try decoder.decode(DumpLine.self, from: Data(line)) } catch {
+                try loader.problem(line: reader.lineNumber, entity: nil, property: nil, Self.brief(error))
+                continue
+            }
+            switch parsed {
+            case .trailer(let t): trailer = (reader.lineNumber, t.objects)
+            case .object(let object):
+                if let (key, entity, values, toMany) = try loader.resolve(object, line: reader.lineNumber), loader.problems.isEmpty {
+                    try builder.add(key, entity, values: values, toMany: toMany)
+                }
+            }
+        }
+        try loader.finish()
+        guard let trailer else {
+            throw DocStoreError(.invalidDump, "the dump ends at line \(reader.lineNumber) without its last line ({\"end\":\"docstore\",\"objects\":…}): it was cut off; nothing was loaded")
+        }
+        guard trailer.count == loader.count else {
+            throw DocStoreError(.invalidDump, "line \(trailer.line): the dump says it holds \(trailer.count) objects, but \(loader.count) came before it")
+        }
+        var sequences: [UInt32: UInt64] = [:]
+        for (name, n) in header.sequences {
+            if let id = catalog.entityIDs[name] { sequences[id] = n }
+        }
+        let problems = try builder.finish(sequences: sequences)
+        guard problems.isEmpty else {
+            throw DocStoreError(.invalidDump, "the objects' relationships disagree (\(problems.count) problem\(problems.count == 1 ? "" : "s")): \(problems[0])",
+                                problems: problems.prefix(100).map { DocStoreError.Problem(entity: "graph", $0) })
+        }
+        return loader.count
     }
 
     /// The header line and the catalog it holds (SL4).
@@ -147,7 +158,7 @@ struct DumpLoader {
     mutating func resolve(_ object: DumpObject, line: Int) throws(DocStoreError)
         -> (UInt64, EntityInfo, [StoredValue], [(slot: Int, targets: [UInt64])])? {
         count += 1
-        guard let key = DumpValue.key(object.id, model), let entity = model.entity(ofKey: key) else {
+        guard let key = model.key(ofName: object.id), let entity = model.entity(ofKey: key) else {
             try problem(line: line, entity: object.id, property: nil, "is not an object of this schema (Entity/number, with an entity the schema has and a number from 1)")
             return nil
         }
@@ -181,7 +192,7 @@ struct DumpLoader {
             }
             let destination = model.entities[p.destination]
             func target(_ json: JSONValue) throws(DocStoreError) -> UInt64? {
-                guard case .string(let text) = json, let key = DumpValue.key(text, model) else {
+                guard case .string(let text) = json, let key = model.key(ofName: text) else {
                     try problem(line: line, entity: object.id, property: name, "\(json.kind) is not an object's name (Entity/number)")
                     return nil
                 }
@@ -204,7 +215,7 @@ struct DumpLoader {
                 for item in items {
                     guard let key = try target(item) else { continue }
                     if distinct.insert(key).inserted { targets.append(key) } else {
-                        try problem(line: line, entity: object.id, property: name, "lists \(DumpValue.name(key, model)) twice")
+                        try problem(line: line, entity: object.id, property: name, "lists \(model.name(ofKey: key)) twice")
                     }
                 }
                 if !targets.isEmpty { toMany.append((p.slot, targets)) }

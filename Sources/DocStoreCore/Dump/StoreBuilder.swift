@@ -2,9 +2,9 @@
 // what loading a dump (and salvaging a damaged store) writes with. The objects keep their
 // keys, so object IDs and URIs are those of the store they came from.
 //
-//   SB1 the store is built beside its destination (StoreFileSwap's staging files), without
-//       syncs, and renamed into place only when complete, synced and checked (as a backup is,
-//       BK3): an error or a crash never leaves a partial store at the destination.
+//   SB1 it writes into an engine on the staging files of StoreFileSwap.build, which renames
+//       the store into place only when the build returns (as a backup is, BK3): an error or a
+//       crash never leaves a partial store at the destination.
 //   SB2 each object is written with its own side of its relationships only: its record (its
 //       to-ones) and its to-many links. The other side comes with the other object. When all
 //       are written, the graph audit (GraphAudit GA1–GA3) must find both sides agreeing.
@@ -17,49 +17,26 @@ import Foundation
 internal import DocStoreEngine
 
 final class StoreBuilder {
-    let path: String
+    let engine: Engine
     let catalog: Catalog
     let model: StoreModel
-    private let engine: Engine
-    private let fs: any FileSystem
     private var batch = WriteBatch()
     private var pending = 0
     private var highest: [UInt32: UInt64] = [:]
-    private var closed = false
     /// Objects per transaction (SB3).
     var chunk = 5000
 
-    /// Starts a store at `path` (nothing may exist there) with `catalog`, the identity
-    /// `storeID`, and commits that follow `lastLSN`.
-    init(path: String, catalog: Catalog, storeID: UUID, lastLSN: UInt64, fileSystem: any FileSystem = FoundationFileSystem()) throws(DocStoreError) {
-        self.path = path
+    /// Starts the store in `engine` (new and empty) with `catalog`: the catalog and every tree.
+    init(engine: Engine, catalog: Catalog) throws(DocStoreError) {
+        self.engine = engine
         self.catalog = catalog
-        self.fs = fileSystem
         model = StoreModel(catalog: catalog, classes: [:])
-        guard !fs.fileExists(path) else {
-            throw DocStoreError(.storage, "a file exists at \(path) already; a store is loaded into a new path")
-        }
         let bytes = try catalog.encoded()
         let trees = model.treeNames
-        do {
-            try StoreFileSwap.removeStaging(path, fs)
-            var options = EngineOptions()
-            options.fileSystem = fs
-            options.durability = .off
-            options.continuing = (storeID, LSN(lastLSN))
-            engine = try Engine.open(at: StoreFileSwap.staging(path), options: options)
-        } catch {
-            throw Store.storageError(error)
-        }
-        do {
-            try Store.write(engine) { txn in
-                try txn.createTree(named: Catalog.tree)
-                try txn.put(bytes, for: Catalog.catalogKey, in: Catalog.tree)
-                for tree in trees { try txn.createTreeIfMissing(tree) }
-            }
-        } catch {
-            abandon()
-            throw error
+        try Store.write(engine) { txn in
+            try txn.createTree(named: Catalog.tree)
+            try txn.put(bytes, for: Catalog.catalogKey, in: Catalog.tree)
+            for tree in trees { try txn.createTreeIfMissing(tree) }
         }
     }
 
@@ -89,39 +66,20 @@ final class StoreBuilder {
         }
     }
 
-    /// Writes the key sequences (SB4), checks the graph (SB2) and puts the store in place
-    /// (SB1). When the audit finds problems, throws what `refusal` makes of them, with nothing
-    /// left behind.
-    func finish(sequences: [UInt32: UInt64], refusal: ([String]) -> DocStoreError) throws(DocStoreError) {
-        do {
-            try flush()
-            let highest = self.highest
-            try Store.write(engine) { txn in
-                for (id, n) in sequences.merging(highest, uniquingKeysWith: max) {
-                    try txn.put(Catalog.sequenceValue(n), for: Catalog.sequenceKey(id), in: Catalog.tree)
-                }
+    /// Writes the last objects and the key sequences (SB4), then checks the graph (SB2):
+    /// returns the audit's problems, empty when both sides of every relationship agree.
+    func finish(sequences: [UInt32: UInt64]) throws(DocStoreError) -> [String] {
+        try flush()
+        let highest = self.highest
+        try Store.write(engine) { txn in
+            for (id, n) in sequences.merging(highest, uniquingKeysWith: max) {
+                try txn.put(Catalog.sequenceValue(n), for: Catalog.sequenceKey(id), in: Catalog.tree)
             }
-            let model = self.model
-            let problems = try Store.read(engine) { txn in
-                var audit = GraphAudit(model: model, txn: txn)
-                return try audit.run()
-            }
-            guard problems.isEmpty else { throw refusal(problems) }
-            try engine.checkpoint()
-            try engine.close()
-            closed = true
-            try StoreFileSwap.syncStaging(StoreFileSwap.staging(path), fs)
-            try StoreFileSwap.commit(path, fs)
-        } catch {
-            abandon()
-            throw Store.storageError(error)
         }
-    }
-
-    /// Drops the unfinished store (SB1).
-    func abandon() {
-        if !closed { try? engine.close() }
-        closed = true
-        try? StoreFileSwap.removeStaging(path, fs)
+        let model = self.model
+        return try Store.read(engine) { txn in
+            var audit = GraphAudit(model: model, txn: txn)
+            return try audit.run()
+        }
     }
 }

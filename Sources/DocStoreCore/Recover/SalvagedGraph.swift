@@ -55,7 +55,7 @@ struct SalvagedGraph {
                 do {
                     objects[key] = try entity.values(ofRecord: v, key: key).values
                 } catch {
-                    lost.append("\(DumpValue.name(key, model)): its record does not decode (\(error.message)); the object is lost")
+                    lost.append("\(model.name(ofKey: key)): its record does not decode (\(error.message)); the object is lost")
                 }
             }
         }
@@ -79,7 +79,7 @@ struct SalvagedGraph {
         return p.inverseSlot < destination.properties.count ? destination.properties[p.inverseSlot] : nil
     }
 
-    private func name(_ key: UInt64) -> String { DumpValue.name(key, model) }
+    private func name(_ key: UInt64) -> String { model.name(ofKey: key) }
 
     /// Whether `target` may stay referenced by `p` (RG2).
     private func keeps(_ target: UInt64, _ p: PropertyInfo) -> Bool {

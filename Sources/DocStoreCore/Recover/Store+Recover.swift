@@ -103,26 +103,28 @@ extension Store {
         var graph = SalvagedGraph(model: model, trees: trees)
         graph.reconcile()
         let lost = sortedLines + lostRanges(salvaged, model) + graph.lost
-        let builder = try StoreBuilder(path: destination.path, catalog: catalog, storeID: salvaged.storeID,
-                                       lastLSN: salvaged.lastLSN.rawValue, fileSystem: fs)
-        var counts: [UInt32: Int] = [:]
-        do throws(DocStoreError) {
-            try graph.forEachObject { (key, entity, values, toMany) throws(DocStoreError) in
-                try builder.add(key, entity, values: values, toMany: toMany)
-                counts[entity.id, default: 0] += 1
-            }
-            var sequences: [UInt32: UInt64] = [:]
-            for (k, v) in catalogEntries where k.starts(with: Array("seq.".utf8)) && k.count == 8 {
-                let id = k[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
-                sequences[id] = Catalog.sequence(from: v)
-            }
-            try builder.finish(sequences: sequences) { problems in
-                DocStoreError(.corrupt, "the recovered objects' relationships still disagree (\(problems.count) problem\(problems.count == 1 ? "" : "s")): \(problems[0])",
-                              problems: problems.prefix(100).map { DocStoreError.Problem(entity: "graph", $0) })
+        var sequences: [UInt32: UInt64] = [:]
+        for (k, v) in catalogEntries where k.starts(with: Array("seq.".utf8)) && k.count == 8 {
+            sequences[k[4..<8].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }] = Catalog.sequence(from: v)
+        }
+        let counts: [UInt32: Int]
+        do {
+            counts = try StoreFileSwap.build(destination.path, fs, pageSize: salvaged.pageSize, continuing: (salvaged.storeID, salvaged.lastLSN)) { engine in
+                let builder = try StoreBuilder(engine: engine, catalog: catalog)
+                var counts: [UInt32: Int] = [:]
+                try graph.forEachObject { (key, entity, values, toMany) throws(DocStoreError) in
+                    try builder.add(key, entity, values: values, toMany: toMany)
+                    counts[entity.id, default: 0] += 1
+                }
+                let problems = try builder.finish(sequences: sequences)
+                guard problems.isEmpty else {
+                    throw DocStoreError(.corrupt, "the recovered objects' relationships still disagree (\(problems.count) problem\(problems.count == 1 ? "" : "s")): \(problems[0])",
+                                        problems: problems.prefix(100).map { DocStoreError.Problem(entity: "graph", $0) })
+                }
+                return counts
             }
         } catch {
-            builder.abandon()
-            throw error
+            throw storageError(error)
         }
         let objects = model.entities.filter { !$0.description.isAbstract }.map { (entity: $0.name, count: counts[$0.id] ?? 0) }
         return RecoveryReport(url: destination, objects: objects, entries: 0, damage: salvaged.problems, lost: lost, repaired: graph.repaired,
@@ -134,14 +136,14 @@ extension Store {
         var out: [String] = []
         let recordTrees = Set(model.entities.map(\.recordsTree))
         for subtree in salvaged.lostSubtrees where recordTrees.contains(subtree.tree) {
-            let from = subtree.low.flatMap { PrimaryKey.read($0) }.map { DumpValue.name($0, model) } ?? "the first"
-            let to = subtree.high.flatMap { PrimaryKey.read($0) }.map { DumpValue.name($0, model) } ?? "the last"
+            let from = subtree.low.flatMap { PrimaryKey.read($0) }.map { model.name(ofKey: $0) } ?? "the first"
+            let to = subtree.high.flatMap { PrimaryKey.read($0) }.map { model.name(ofKey: $0) } ?? "the last"
             let found = subtree.adopted > 0 ? "; \(subtree.adopted) of them were found in unreferenced pages and are recovered" : ""
             out.append("page \(subtree.page.rawValue) of \(subtree.tree) did not read: objects from \(from) up to \(to) that were on it are lost\(found)")
         }
         for (tree, k) in salvaged.lostEntries where recordTrees.contains(tree) {
             guard let key = PrimaryKey.read(k), k.count == 8 else { continue }
-            out.append("\(DumpValue.name(key, model)): its record (a large value, in an overflow chain or a blob file) does not read; the object is lost")
+            out.append("\(model.name(ofKey: key)): its record (a large value, in an overflow chain or a blob file) does not read; the object is lost")
         }
         return out
     }

@@ -233,6 +233,20 @@ struct StoreModel: Sendable {
     /// The entity a primary key belongs to.
     func entity(ofKey key: UInt64) -> EntityInfo? { entity(id: PrimaryKey.entity(of: key)) }
 
+    /// `Entity/number` for the object `key`, as its URI ends (`entity 7/3` for an entity the
+    /// schema lacks).
+    func name(ofKey key: UInt64) -> String {
+        "\(entity(ofKey: key)?.name ?? "entity \(PrimaryKey.entity(of: key))")/\(key & PrimaryKey.sequenceMask)"
+    }
+
+    /// The key of the object `Entity/number` names; nil when the text is malformed, the entity
+    /// unknown or the number out of range.
+    func key(ofName name: some StringProtocol) -> UInt64? {
+        guard let slash = name.lastIndex(of: "/"), let entity = entity(named: String(name[..<slash])),
+              let number = UInt64(name[name.index(after: slash)...]), number > 0, number <= PrimaryKey.sequenceMask else { return nil }
+        return PrimaryKey.make(entity: entity.id, sequence: number)
+    }
+
     init(catalog: Catalog, classes: [String: ManagedObject.Type]) {
         let schema = catalog.schema
         var indexByName: [String: Int] = [:]

@@ -84,9 +84,7 @@ struct GraphAudit {
         return problems
     }
 
-    private func name(_ key: UInt64) -> String {
-        "\(model.entity(ofKey: key)?.name ?? "entity \(PrimaryKey.entity(of: key))")/\(key & PrimaryKey.sequenceMask)"
-    }
+    private func name(_ key: UInt64) -> String { model.name(ofKey: key) }
 
     private func values(of key: UInt64) throws -> [StoredValue]? {
         guard let entity = model.entity(ofKey: key), try txn.treeExists(entity.recordsTree),

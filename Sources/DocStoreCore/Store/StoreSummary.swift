@@ -43,7 +43,9 @@ public struct StoreSummary: Sendable {
         var records: [String: [String]] = [:]
         for entity in model.entities {
             records[entity.recordsTree, default: []].append(entity.name)
-            for p in entity.properties where entity.lineageNames.count == 1 || !(model.entity(named: entity.lineageNames[1])?.slotByName.keys.contains(p.name) ?? false) {
+            // The properties this entity declares (inherited ones are its ancestor's trees).
+            let declared = Set(entity.description.attributes.map(\.name) + entity.description.relationships.map(\.name))
+            for p in entity.properties where declared.contains(p.name) {
                 if p.isToMany { out[p.linkTree] = "links of \(entity.name).\(p.name)" }
                 if let tree = p.indexTree { out[tree] = "\(p.isUnique ? "unique index" : "index") of \(entity.name).\(p.name)" }
             }

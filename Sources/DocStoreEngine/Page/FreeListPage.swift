@@ -29,30 +29,41 @@ enum FreeListPage {
     static func read(
         head: PageNumber, count: UInt64, pageCount: UInt64, pager: Pager
     ) throws(EngineError) -> (free: [UInt64], pages: [UInt64]) {
+        try read(head: head, count: count, pageCount: pageCount, pageSize: pager.pageSize, path: pager.path) { (n) throws(EngineError) in
+            try pager.readFromFile(n, expecting: .freeList)
+        }
+    }
+
+    /// The same, reading the chain's pages with `readPage`, which checks each is a free-list
+    /// page (salvage reads the file directly, past the pager).
+    static func read(
+        head: PageNumber, count: UInt64, pageCount: UInt64, pageSize: Int, path: String,
+        readPage: (PageNumber) throws(EngineError) -> Page
+    ) throws(EngineError) -> (free: [UInt64], pages: [UInt64]) {
         var free: [UInt64] = []
         free.reserveCapacity(Int(min(count, pageCount)))
         var pages: [UInt64] = []
         var chain = Set<UInt64>()
         var next = head
-        let capacity = UInt64(capacity(pageSize: pager.pageSize))
+        let capacity = UInt64(capacity(pageSize: pageSize))
         let maxPages = (count + capacity - 1) / capacity + 1
         var previous: UInt64 = 1
         while next != .none {
             // F1
             guard next.rawValue < pageCount, UInt64(pages.count) < maxPages, chain.insert(next.rawValue).inserted else {
-                throw .corrupt("free list chain is longer than its count \(count), loops or leaves the file", file: pager.path, page: next)
+                throw .corrupt("free list chain is longer than its count \(count), loops or leaves the file", file: path, page: next)
             }
-            let page = try pager.readFromFile(next, expecting: .freeList)  // F2
+            let page = try readPage(next)  // F2: a free-list page (the reader checks its type)
             let n = page.count
             guard n <= Int(capacity) else {  // F3
-                throw .corrupt("free list page claims \(n) entries", file: pager.path, page: next)
+                throw .corrupt("free list page claims \(n) entries", file: path, page: next)
             }
             for j in 0..<n {  // F4: >= 2, < pageCount, ascending (hence no duplicates)
                 let p = page.bytes.u64(PageHeader.size + 8 * j)
                 guard p > previous, p < pageCount else {
                     throw .corrupt(
                         "free list entry \(j) is \(p): outside the file, a meta page, or not above the entry before it (\(previous))",
-                        file: pager.path, page: next, offset: UInt64(PageHeader.size + 8 * j))
+                        file: path, page: next, offset: UInt64(PageHeader.size + 8 * j))
                 }
                 free.append(p)
                 previous = p
@@ -61,14 +72,14 @@ enum FreeListPage {
             next = page.link
         }
         guard UInt64(free.count) == count else {  // F5
-            throw .corrupt("free list holds \(free.count) pages, the meta page says \(count)", file: pager.path, page: head)
+            throw .corrupt("free list holds \(free.count) pages, the meta page says \(count)", file: path, page: head)
         }
         // F4: no entry is a page of the chain itself (both sorted: one merge pass).
         var i = 0
         for c in pages.sorted() {
             while i < free.count && free[i] < c { i += 1 }
             if i < free.count && free[i] == c {
-                throw .corrupt("free list entry \(i) is \(c), a page of the free list chain itself", file: pager.path, page: PageNumber(c))
+                throw .corrupt("free list entry \(i) is \(c), a page of the free list chain itself", file: path, page: PageNumber(c))
             }
         }
         return (free, pages)

@@ -85,6 +85,13 @@ final class Pager: Sendable {
 
     /// Reads and validates a page from the file, bypassing the cache.
     func readFromFile(_ number: PageNumber, expecting type: PageType? = nil) throws(EngineError) -> Page {
+        try Pager.read(number, from: file, path: path, pageSize: pageSize, expecting: type)
+    }
+
+    /// Page `number` of `file` as it is on disk, checked as a page read from disk must be (I10:
+    /// header, checksum, cells): what the pager reads into its cache, and what salvage reads.
+    static func read(_ number: PageNumber, from file: any StorageFile, path: String, pageSize: Int,
+                     expecting type: PageType? = nil) throws(EngineError) -> Page {
         guard number.rawValue >= 2 else {
             throw .corrupt("a link points at meta page \(number.rawValue)", file: path, page: number)
         }

@@ -39,14 +39,8 @@ public struct SalvagedStore: Sendable {
     /// The subtrees skipped (SV2): their tree, top page and key range; entries found for them
     /// in unreferenced leaves (SV3) are among `trees` all the same.
     public var lostSubtrees: [LostSubtree]
-    /// Pages skipped with their subtrees, and entries lost because their value did not read.
-    public var lostPages: Int
-    public var lostValues: Int
     /// The entries whose value did not read (their keys are known), by tree.
     public var lostEntries: [(tree: String, key: [UInt8])]
-    /// Entries taken from unreferenced leaves (SV3), and WAL records applied (SV4).
-    public var adoptedEntries: Int
-    public var walRecords: Int
     /// SV7: when part of the catalog of trees was lost, the leaves nothing references that fit
     /// no known tree — each leaf's entries, for a layer that can tell its entries by their shape.
     public var unassigned: [[(key: [UInt8], value: [UInt8])]]
@@ -95,7 +89,6 @@ public enum Salvage {
         }
         reader.adoptOrphans(into: &trees, only: { $0 != "$catalog" }, shaped: { _ in true })
         var lastLSN = meta.checkpointLSN
-        var walRecords = 0
         let walPath = path + "-wal"
         if fileSystem.fileExists(walPath) {
             do {
@@ -105,7 +98,6 @@ public enum Salvage {
                 for record in report.records {
                     reader.apply(record.operations, to: &trees, lsn: record.lsn)
                     lastLSN = record.lsn
-                    walRecords += 1
                 }
                 if let reason = report.stopReason, report.tailBytes > 0 {
                     reader.problems.append("the WAL stops at offset \(report.validEnd) (\(reason)): \(report.tailBytes) bytes after it are not applied")
@@ -119,8 +111,7 @@ public enum Salvage {
             result[name] = entries.sorted { $0.key.lexicographicallyPrecedes($1.key) }.map { (key: $0.key, value: $0.value) }
         }
         return SalvagedStore(storeID: meta.storeID, pageSize: meta.pageSize, lastLSN: lastLSN, trees: result,
-                             problems: reader.problems, lostSubtrees: reader.lost, lostPages: reader.lostPages, lostValues: reader.lostValues, lostEntries: reader.lostEntries,
-                             adoptedEntries: reader.adopted, walRecords: walRecords, unassigned: reader.unassigned)
+                             problems: reader.problems, lostSubtrees: reader.lost, lostEntries: reader.lostEntries, unassigned: reader.unassigned)
     }
 
     /// A key for messages: as text when it is printable, else as hex (cut after 24 bytes).
@@ -167,10 +158,7 @@ struct SalvageReader: PageSource {
     let pageCount: UInt64
     let blobs: BlobStore
     var problems: [String] = []
-    var lostPages = 0
-    var lostValues = 0
     var lostEntries: [(tree: String, key: [UInt8])] = []
-    var adopted = 0
     /// Pages the walks reached (SV3).
     private var reached = Set<UInt64>()
     /// Subtrees skipped, with the key range [low, high) their parent gave them.
@@ -189,16 +177,7 @@ struct SalvageReader: PageSource {
         guard number.rawValue >= 2, number.rawValue < pageCount else {
             throw .corrupt("a link points at page \(number.rawValue), outside the checkpoint's \(pageCount) pages", file: path, page: number)
         }
-        let page = Page(number: number, size: pageSize)
-        let n = try file.read(into: page.bytes, at: number.rawValue &* UInt64(pageSize))
-        guard n == pageSize else { throw .corrupt("page lies beyond the end of the file", file: path, page: number) }
-        try page.validate(file: path)
-        switch page.type {
-        case .leaf: try page.validateLeafCells(file: path)
-        case .branch: try page.validateBranchCells(file: path)
-        default: break
-        }
-        return page
+        return try Pager.read(number, from: file, path: path, pageSize: pageSize)
     }
 
     /// Every readable entry of the tree at `root` (SV2).
@@ -217,7 +196,6 @@ struct SalvageReader: PageSource {
                     throw .corrupt("a \(page.type.map { "\($0)" } ?? "unknown") page inside a tree", file: path, page: n)
                 }
             } catch {
-                lostPages += 1
                 lost.append(LostSubtree(tree: tree, page: n, low: low, high: high, adopted: 0))
                 problems.append("tree \(tree): page \(n.rawValue) does not read (\(error.message)); the entries \(range(low, high)) under it are lost, unless they turn up in pages nothing references")
                 continue
@@ -242,7 +220,6 @@ struct SalvageReader: PageSource {
             do throws(EngineError) {
                 entries[key] = try BTree.value(of: page, at: i, in: self, blobs: blobs, file: path)
             } catch {
-                lostValues += 1
                 lostEntries.append((tree, key))
                 problems.append("tree \(tree): the value of key \(Salvage.show(key)) on page \(page.number.rawValue) does not read (\(error.message)); that entry is lost")
             }
@@ -257,22 +234,18 @@ struct SalvageReader: PageSource {
     /// Whether a page of the catalog of trees was lost (SV7).
     var lostCatalog: Bool { lost.contains { $0.tree == "$catalog" } }
 
-    /// Reads the free list's pages (SV3).
+    /// Reads the free list (SV3; rules F1–F5, as opening reads it).
     mutating func readFreeList(_ meta: MetaPage) {
-        var pages = Set<UInt64>()
-        var next = meta.freeListHead
-        var hops = 0
-        while next != .none, hops < Int(pageCount) {
-            hops += 1
-            guard let page = try? self.page(next), page.type == .freeList else {
-                problems.append("the free list does not read from page \(next.rawValue): unreferenced pages are not adopted")
-                return
+        do {
+            let (pages, chain) = try FreeListPage.read(head: meta.freeListHead, count: meta.freeListCount, pageCount: pageCount,
+                                                       pageSize: pageSize, path: path) { [file, path, pageSize] (n) throws(EngineError) in
+                try Pager.read(n, from: file, path: path, pageSize: pageSize, expecting: .freeList)
             }
-            reached.insert(next.rawValue)
-            for j in 0..<min(page.count, FreeListPage.capacity(pageSize: pageSize)) { pages.insert(page.bytes.u64(PageHeader.size + 8 * j)) }
-            next = page.link
+            free = Set(pages)
+            reached.formUnion(chain)
+        } catch {
+            problems.append("the free list does not read (\(error.message)): unreferenced pages are not adopted")
         }
-        free = pages
     }
 
     /// Catalog entries: printable tree names, 16-byte values (SV7).
@@ -310,7 +283,6 @@ struct SalvageReader: PageSource {
             var entries = trees[tree] ?? [:]
             let before = entries.count
             take(page, tree: tree, into: &entries)
-            adopted += entries.count - before
             lost[i].adopted += entries.count - before
             trees[tree] = entries
             problems.append("tree \(tree): page \(n), which nothing references, holds \(page.count) entries of the lost range; they are recovered")
@@ -327,7 +299,6 @@ struct SalvageReader: PageSource {
             case let .put(tree, key, value): trees[tree, default: [:]][key] = value
             case let .putBlob(tree, key, blob, length):
                 do throws(EngineError) { trees[tree, default: [:]][key] = try blobs.read(blob, expectedLength: length) } catch {
-                    lostValues += 1
                     lostEntries.append((tree, key))
                     trees[tree]?[key] = nil
                     problems.append("tree \(tree): the value of key \(Salvage.show(key)) written at lsn \(lsn.rawValue) is in blob \(blob), which does not read (\(error.message)); that entry is lost")
