@@ -6,7 +6,7 @@
 import PackageDescription
 
 let targets = ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"]
-let objectTargets = ["FuzzPredicate", "FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover"]
+let objectTargets = ["FuzzPredicate", "FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover", "FuzzGraphOperations"]
 
 let package = Package(
     name: "DocStoreFuzz",

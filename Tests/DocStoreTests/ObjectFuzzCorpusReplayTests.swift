@@ -1,6 +1,6 @@
 // Replays every file of Fuzz/Corpus/<target>/ and Fuzz/FailCases/<target>-* for the object
 // layer's fuzz targets (DocStoreQueryTestSupport's FuzzTargets: schema-decode, dump-load,
-// recover) without libFuzzer, so a fixed finding stays fixed and the corpus stays valid input;
+// recover, graph-operations) without libFuzzer, so a fixed finding stays fixed and the corpus stays valid input;
 // and runs each on seeded random variations of its corpus (a flipped byte, a cut tail).
 
 import DocStoreQueryTestSupport
@@ -15,11 +15,12 @@ import Testing
         switch target {
         case "FuzzSchemaDecode": FuzzTargets.schemaDecode(bytes)
         case "FuzzDumpLoad": FuzzTargets.dumpLoad(bytes)
+        case "FuzzGraphOperations": FuzzTargets.graphOperations(bytes)
         default: FuzzTargets.recover(bytes)
         }
     }
 
-    @Test(arguments: ["FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover"])
+    @Test(arguments: ["FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover", "FuzzGraphOperations"])
     func everyCorpusFileRunsClean(target: String) throws {
         let files = Self.inputs(target)
         #expect(!files.isEmpty, "no corpus for \(target)")
@@ -31,7 +32,7 @@ import Testing
 
     /// Seeded variations of each corpus file: 20 single-byte flips and a cut (the seed and round
     /// are printed with any finding).
-    @Test(arguments: ["FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover"])
+    @Test(arguments: ["FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover", "FuzzGraphOperations"])
     func variationsOfTheCorpusRunClean(target: String) throws {
         var rng = SplitMix64(seed: 47)
         for file in Self.inputs(target) {

@@ -7,6 +7,10 @@
 //   R2  a to-many half is a change recorded in ToManyState (added/removed), so the inverse of a
 //       fault's unloaded to-many is updated without loading it;
 //   R3  ordered to-many relationships are loaded before they change, and keep insertion order.
+//   R4  `added` never holds a link the store has (a later removal would merely cancel the
+//       "addition" and leave the stored link behind): a to-many changed directly is loaded
+//       first, and the inverse half is added only when the first half was new (so, the graph
+//       being consistent, the inverse link is new too; only that half stays lazy, R2).
 // To-many members load lazily through the relationship's links tree: a prefix scan over
 // (source key, target key), never a scan of the other entity's records.
 
@@ -180,10 +184,10 @@ extension Context {
         return entity.properties[p.inverseSlot]
     }
 
-    /// Links a.p to b and b.q to a (R1, R2).
+    /// Links a.p to b and b.q to a (R1, R2, R4).
     func addLink(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
-        try addHalf(a, p, b)
-        if let q = inverse(of: p, on: b) { try addHalf(b, q, a) }
+        guard try addHalf(a, p, b) else { return }
+        if let q = inverse(of: p, on: b) { try addHalf(b, q, a, inverseHalf: true) }
     }
 
     /// Unlinks b from a.p and a from b.q.
@@ -192,24 +196,27 @@ extension Context {
         if let q = inverse(of: p, on: b) { try removeHalf(b, q, a) }
     }
 
-    func addHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
+    /// Adds b to a.p; false when it was there already (R4).
+    @discardableResult
+    func addHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject, inverseHalf: Bool = false) throws(DocStoreError) -> Bool {
         if p.isToOne {
             let old = try toOneKey(of: a, p)
-            if old == b.key { return }
+            if old == b.key { return false }
             if let old { try removeLink(a, p, try materialize(old)) }   // R1
             try willChange(a)
             a.values[p.slot] = .reference(b.key)
             a.flags.insert(.recordChanged)
         } else {
             let state = toManyState(of: a, p)
-            if state.members == nil && p.isOrdered {   // R3
+            if state.members == nil && (p.isOrdered || (!inverseHalf && !state.isNew)) {   // R3, R4
                 _ = try members(of: a, p)
             }
-            if state.memberSet.contains(b.key) || state.added.contains(b.key) { return }
+            if state.memberSet.contains(b.key) || state.added.contains(b.key) { return false }
             try willChange(a, record: false)
             state.add(b.key)   // R2
             if p.isOrdered { state.orderChanged = true }
         }
+        return true
     }
 
     func removeHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {

@@ -224,10 +224,12 @@ extension Context {
             guard let entity = o.entityInfo else { continue }
             var name: String { "\(entity.name)/\(o.key & PrimaryKey.sequenceMask)" }
             if o.isDeleted {
-                if o.isInserted { continue }
+                // An object inserted here and deleted before the save is denied too: the notes
+                // still reaching it would otherwise be saved pointing at a row never written.
                 if let (p, target) = try denyingRelationship(of: o) {
                     denied.append(.init(entity: name, property: p.name, "cannot be deleted while \(p.name) still reaches \(target) (delete rule deny)"))
                 }
+                if o.isInserted { continue }
                 do { try o.validateForDelete() } catch { problems.append(.init(entity: name, String(describing: error))) }
                 continue
             }

@@ -324,6 +324,7 @@ final class ToManyState {
     func load(stored: [UInt64]) {
         var list = stored.filter { !removed.contains($0) }
         var set = Set(list)
+        added.subtract(set)     // an "addition" of a link the store has (after a rebase) is no change
         for key in added where set.insert(key).inserted { list.append(key) }
         members = list
         memberSet = set

@@ -82,6 +82,14 @@ public final class Store: Sendable {
         try Store(path: "/memory.docstore", url: nil, schema: Schema(models: models), classes: classes(models), options: memoryOptions)
     }
 
+    /// A store in memory whose values of `blobThreshold` bytes or more go to (in-memory) blob
+    /// files: for the fuzz targets and tests that exercise blobs without megabyte values.
+    package static func inMemory(schema: Schema, blobThreshold: Int) throws(DocStoreError) -> Store {
+        var options = memoryOptions
+        options.blobThreshold = blobThreshold
+        return try Store(path: "/memory.docstore", url: nil, schema: schema, classes: [:], options: options)
+    }
+
     private static var memoryOptions: EngineOptions {
         var options = EngineOptions()
         options.fileSystem = MemoryFileSystem()
