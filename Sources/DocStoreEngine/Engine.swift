@@ -6,9 +6,15 @@
 //
 //   (files) --Engine.open: Recovery.recover--> open --close()--> closed
 //                                               |  ^
-//                           write/sync failure  |  | (reopen: Engine.open again)
+//                           write/sync failure  |  | (reopenAfterFailure, I11)
 //                                               v  |
 //                                             failed   (reads work; writes throw .failed, I8)
+//
+//   I11 `write` returns only for a commit that stands: one a failure after it became durable
+//       (a checkpoint whose meta page was synced) still returns. Reopening after a failure
+//       recovers exactly the commits `write` returned for: a later one, only in the WAL and never
+//       acknowledged (its sync failed), is cut from the log, so a caller's retry of it cannot
+//       find half of itself (or all of it) already there.
 //
 // Write transaction: Engine.write takes the writer lock → body runs → commit():
 // finish() (catalog) → WAL append → install pages → publish → [auto checkpoint] →
@@ -62,6 +68,8 @@ public final class Engine: Sendable {
         var catalogRoot: PageNumber
         var snapshots: [LSN: Int] = [:]
         var closed = false
+        /// The newest commit a `write` returned for (I11).
+        var acknowledged: LSN
 
         var oldestSnapshot: LSN? { snapshots.keys.min() }
     }
@@ -92,7 +100,7 @@ public final class Engine: Sendable {
         self.limits = ValuePlacement.Limits(pageSize: meta.pageSize, blobThreshold: max(options.blobThreshold, 1))
         self.groupCommit = GroupCommit(durable: meta.checkpointLSN)
         self.writer = WriterLock(writerState)
-        self.published = Locked(Published(lsn: meta.checkpointLSN, catalogRoot: meta.catalogRoot))
+        self.published = Locked(Published(lsn: meta.checkpointLSN, catalogRoot: meta.catalogRoot, acknowledged: meta.checkpointLSN))
         self.walFile = walFile
     }
 
@@ -194,7 +202,25 @@ public final class Engine: Sendable {
                 }
             }
         }
+        if let lsn = committed { published.withLock { $0.acknowledged = max($0.acknowledged, lsn) } }
         return result
+    }
+
+    /// The newest commit a `write` returned for: what reopening after a failure keeps (I11).
+    public var lastAcknowledgedLSN: LSN { published.withLock { $0.acknowledged } }
+
+    /// After an I/O failure (writes throw `.failed`, I8): closes this engine and opens the store
+    /// again, recovering exactly the commits `write` returned for (I11). Use the engine this
+    /// returns; this one is closed. Snapshots open on this one end with `.closed`.
+    ///
+    /// - Throws: what ``open(at:options:)`` throws, when the fault has not cleared.
+    public func reopenAfterFailure() throws(EngineError) -> Engine {
+        let durableMeta = writer.withLock { $0.durableMeta.generation }
+        let keep = lastAcknowledgedLSN
+        try? close()
+        var options = options
+        options.reopening = EngineOptions.Reopening(acknowledged: keep, durableMeta: durableMeta)
+        return try Recovery.open(paths: paths, options: options)
     }
 
     func beginWrite(_ state: inout WriterState) throws(EngineError) -> WriteTransaction {
@@ -270,13 +296,20 @@ public final class Engine: Sendable {
             p.lsn = lsn
             p.catalogRoot = root
         }
-        if commitByCheckpoint {
-            try checkpoint(&state)
-        } else if logged {
-            groupCommit.didAppend(lsn)
-            if state.walEnd >= UInt64(options.checkpointWALBytes) {
+        do {
+            if commitByCheckpoint {
                 try checkpoint(&state)
+            } else if logged {
+                groupCommit.didAppend(lsn)
+                if state.walEnd >= UInt64(options.checkpointWALBytes) {
+                    try checkpoint(&state)
+                }
             }
+        } catch {
+            // I11: a checkpoint that failed after its meta page was synced made this commit
+            // durable; it stands (the store is failed for the next write, I8).
+            guard state.durableMeta.checkpointLSN >= lsn else { throw error }
+            groupCommit.markDurable(lsn)
         }
         return lsn
     }

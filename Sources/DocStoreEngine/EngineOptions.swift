@@ -49,6 +49,15 @@ public struct EngineOptions: Sendable {
     /// the object IDs and history tokens of the original (its first commit is `lastLSN` + 1).
     /// Ignored when the store exists.
     public var continuing: (storeID: UUID, lastLSN: LSN)?
+    /// Set by `Engine.reopenAfterFailure` (I11): recovery cuts WAL records after the last
+    /// acknowledged commit instead of replaying them, and undoes a newer meta page than the last
+    /// one synced.
+    var reopening: Reopening?
+
+    struct Reopening {
+        var acknowledged: LSN
+        var durableMeta: Generation
+    }
 
     public init() {}
 

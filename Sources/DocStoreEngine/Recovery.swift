@@ -8,6 +8,9 @@
 //       state, so a crash during recovery is harmless.
 //   I7  Blob files that no tree references (written by a transaction that never became durable)
 //       are removed after replay.
+//   I11 Reopening after a failure (Engine.reopenAfterFailure) keeps exactly the acknowledged
+//       commits: WAL records after them are cut, and a meta page whose sync failed is undone
+//       (discardCheckpoint).
 // A new store is created under a temporary name and renamed into place after it is synced, so a
 // crash during creation leaves either no store or a whole one.
 
@@ -93,7 +96,10 @@ enum Recovery {
 
     static func recover(file: any StorageFile, paths: Engine.Paths, options: EngineOptions) throws(EngineError) -> Engine {
         let fs = options.fileSystem
-        let meta = try chooseMeta(file: file)
+        var meta = try chooseMeta(file: file)
+        if let reopening = options.reopening, meta.generation > reopening.durableMeta, !options.readOnly {
+            meta = try discardCheckpoint(meta, reopening, file: file)
+        }
         let pager = Pager(file: file, pageSize: meta.pageSize, cachePages: options.cacheBytes / meta.pageSize)
         // The free list is read on first need (WriterState.freeSpace): replay, a write, a
         // checkpoint or verify — not to open, nor to read.
@@ -121,8 +127,13 @@ enum Recovery {
         let state = WriterState(durableMeta: meta, walGeneration: meta.walGeneration, walEnd: UInt64(WALFormat.headerSize))
         let engine = Engine(paths: paths, options: options, pager: pager, meta: meta, walFile: options.readOnly ? nil : walFile, writerState: state)
 
-        // Replay (I5, I6).
-        let records = report?.records ?? []
+        // Replay (I5, I6), up to the last acknowledged commit when reopening after a failure (I11).
+        var records = report?.records ?? []
+        if let keep = options.reopening?.acknowledged, let first = records.firstIndex(where: { $0.lsn > keep }), !options.readOnly {
+            report?.validEnd = records[first].offset
+            report?.preallocatedBytes = 0
+            records.removeSubrange(first...)
+        }
         try engine.writer.withLock { (state) throws(EngineError) in
             for record in records {
                 let txn = try engine.beginWrite(&state)
@@ -150,8 +161,33 @@ enum Recovery {
             }
         }
         engine.groupCommit.markDurable(engine.lastCommittedLSN)
+        engine.published.withLock { $0.acknowledged = $0.lsn }     // what recovery found is durable
         if !options.readOnly { try sweepOrphanBlobs(engine) }
         return engine
+    }
+
+    /// I11: the newest meta page was written by a checkpoint whose sync failed, so it may or may
+    /// not be on disk, and its commits were never acknowledged. The older slot's checkpoint (the
+    /// last durable one) still holds — pages freed after it are not reused until a checkpoint is
+    /// durable (I2) — and the WAL it expects was not reset yet. Its slot wins; the newer slot is
+    /// zeroed and synced first, so a later crash cannot bring it back.
+    static func discardCheckpoint(_ newer: MetaPage, _ reopening: EngineOptions.Reopening, file: any StorageFile) throws(EngineError) -> MetaPage {
+        let newerSlot = newer.generation.rawValue % 2, olderSlot = 1 - newerSlot
+        var raw = [UInt8](repeating: 0, count: MetaPage.size)
+        let n = try withMutableRawBytes(&raw) { (r) throws(EngineError) in try file.read(into: r, at: olderSlot * UInt64(newer.pageSize)) }
+        let older: MetaPage
+        do throws(EngineError) {
+            guard n == MetaPage.size else { throw EngineError.corrupt("the older meta page is short", file: file.path, page: PageNumber(olderSlot)) }
+            older = try withRawBytes(raw) { (r) throws(EngineError) in try MetaPage.decode(r, slot: Int(olderSlot), file: file.path) }
+        } catch {
+            throw EngineError(.corrupt, "the checkpoint whose sync failed cannot be undone: the older meta page is not valid (\(error.message))", file: file.path)
+        }
+        guard older.generation == reopening.durableMeta, older.checkpointLSN <= reopening.acknowledged else {
+            throw EngineError(.corrupt, "the checkpoint whose sync failed cannot be undone: the older meta page is not the last durable checkpoint", file: file.path)
+        }
+        try file.write([UInt8](repeating: 0, count: MetaPage.size), at: newerSlot * UInt64(newer.pageSize))
+        try file.sync()
+        return older
     }
 
     /// Removes blob files no tree references (I7).

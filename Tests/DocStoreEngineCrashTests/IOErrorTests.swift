@@ -2,7 +2,8 @@
 // failing once or from then on. After each: the caller got a typed error (.io / .noSpace / .failed),
 // the open store refuses writes until reopened (I8), it still answers reads, no commit reported
 // successful is missing after reopening, nothing half-written is visible, and once the fault
-// clears a reopened store accepts writes again.
+// clears a reopened store accepts writes again; reopened in place (Engine.reopenAfterFailure,
+// I11) it holds exactly the acknowledged commits.
 
 import DocStoreTestSupport
 import Foundation
@@ -65,7 +66,11 @@ import Testing
             }
             // Reopen after the fault clears: every acknowledged commit is there, nothing partial.
             fs.clearFaults()
-            try? engine.close()
+            // I11: reopening in place keeps exactly the commits `write` returned for.
+            let inPlace = try engine.reopenAfterFailure()
+            #expect(try EngineModel.read(inPlace) == workload.models[r.acknowledged], "reopened in place — \(context)")
+            #expect(try inPlace.verify().isClean, "reopened in place — \(context)")
+            try inPlace.close()
             let image = FaultInjectingFileSystem(files: fs.crashImage(.dropUnsynced))
             let reopened = try Engine.open(at: Self.path, options: Self.options(image))
             let state = try EngineModel.read(reopened)

@@ -60,4 +60,13 @@ final class RowCache: Sendable {
             for key in keys { if let old = s.rows.removeValue(forKey: key) { s.bytes -= old.count } }
         }
     }
+
+    /// Forgets every row (the store was reopened and may have lost a commit it had read).
+    func removeAll() {
+        state.withLock { s in
+            s.generation &+= 1
+            s.rows = [:]
+            s.bytes = 0
+        }
+    }
 }

@@ -30,7 +30,9 @@ public final class Store: Sendable {
     public let schema: Schema
     /// Where the store lives; nil in memory.
     public let url: URL?
-    let engine: Engine
+    /// The engine; replaced only by ``reopen()``.
+    private let engineBox: Locked<Engine>
+    var engine: Engine { engineBox.withLock { $0 } }
     let catalog: Catalog
     let model: StoreModel
     /// The next sequence number per entity ID.
@@ -121,10 +123,38 @@ public final class Store: Sendable {
             try? engine.close()
             throw error
         }
-        self.engine = engine
+        self.engineBox = Locked(engine)
         self.identifier = engine.storeID
         self.schema = schema
         self.url = url
+    }
+
+    /// Opens the store's files again after a save failed on an I/O error (a full disk, EIO):
+    /// from then on the store refuses writes (`.storage`, "failed"), because a failed sync may
+    /// have lost data the system reported only once. `reopen()` recovers the store to exactly the
+    /// saves that succeeded — a save that threw is never half there, nor there at all — and keeps
+    /// every context and its unsaved changes, so saving them again retries:
+    ///
+    /// ```swift
+    /// do { try context.save() } catch where error.code == .storage {
+    ///     // free some space, then
+    ///     try store.reopen()
+    ///     try context.save()
+    /// }
+    /// ```
+    ///
+    /// Other contexts that merged the failed save's changes when they were announced should be
+    /// reset. Reopening a store that has not failed does the same: its state is its last save.
+    ///
+    /// - Throws: ``DocStoreError/Code/storage`` while the fault lasts (try again later).
+    public func reopen() throws(DocStoreError) {
+        try engineBox.withLock { (engine) throws(DocStoreError) in
+            do throws(EngineError) { engine = try engine.reopenAfterFailure() } catch {
+                throw DocStoreError(.storage, "reopening the store failed: \(error.message)", underlying: error)
+            }
+        }
+        rows.removeAll()
+        historyTreeExists.store(false, ordering: .releasing)   // looked up again on the next save
     }
 
     /// Closes the store: checkpoints and releases the file. Contexts must not be used after.

@@ -52,8 +52,8 @@ final class GroupCommit: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while true {
+            if durable >= lsn { return }     // durable before a later failure: it stands (I11)
             if let failure { throw failure }
-            if durable >= lsn { return }
             if !syncing {
                 syncing = true
                 let target = appended
