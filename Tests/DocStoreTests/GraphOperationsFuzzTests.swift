@@ -15,7 +15,7 @@ import Testing
         for input in 0..<40 {
             let count = Int(rng.next() % 1500) + 1
             let bytes = (0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }
-            let finding = FuzzTargets.graphOperations(bytes)
+            let finding = FuzzTargets.graphOperations(bytes, checkEvery: 1, maxSteps: 300)
             #expect(finding == nil, "seed \(seed), input \(input) (\(count) bytes): \(finding ?? "")")
             if finding != nil { break }
         }

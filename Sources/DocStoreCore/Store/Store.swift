@@ -96,6 +96,7 @@ public final class Store: Sendable {
         var options = EngineOptions()
         options.fileSystem = MemoryFileSystem()
         options.durability = .off
+        options.walPreallocationBytes = 0     // zeros in memory buy no durability, only copying
         return options
     }
 
