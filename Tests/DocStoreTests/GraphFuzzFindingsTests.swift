@@ -11,18 +11,8 @@ import Foundation
 import Testing
 
 @Suite struct GraphFuzzFindingsTests {
-    static let schema = Schema(entities: [
-        EntityDescription(name: "Note", attributes: [
-            AttributeDescription(name: "title", type: .string),
-        ], relationships: [
-            RelationshipDescription(name: "project", destination: "Project", inverse: "notes", isOptional: true),
-        ]),
-        EntityDescription(name: "Project", attributes: [
-            AttributeDescription(name: "name", type: .string),
-        ], relationships: [
-            RelationshipDescription(name: "notes", destination: "Note", inverse: "project", isToMany: true, deleteRule: .deny),
-        ]),
-    ])
+    /// The fuzz target's own schema: Note.project nullifies, Project.notes denies.
+    static let schema = FuzzTargets.graphSchema
 
     func insert(_ c: Context, _ entity: String, _ key: String, _ value: String) throws -> ManagedObject {
         let o = try c.insertObject(forEntityName: entity)
@@ -85,7 +75,7 @@ import Testing
     /// unloaded to-many, an "addition" of the stored link; deleting the object then merely
     /// cancelled it, and the save left the link pointing at a deleted row (R4).
     @Test func settingAToOneToItsValueThenDeletingTheObjectRemovesTheStoredLink() throws {
-        let store = try Store.inMemory(schema: FuzzTargets.graphSchema)
+        let store = try Store.inMemory(schema: Self.schema)
         let c = Context(store: store)
         func o(_ id: ObjectID) throws -> ManagedObject { try c.existingObject(with: id) }
         let n1 = try #require(try insert(c, "Note", "title", "n1").objectID)
