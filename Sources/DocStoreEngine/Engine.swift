@@ -215,9 +215,9 @@ public final class Engine: Sendable {
     ///
     /// - Throws: what ``open(at:options:)`` throws, when the fault has not cleared.
     public func reopenAfterFailure() throws(EngineError) -> Engine {
+        try? close()     // a store that has not failed checkpoints here: read what is durable after
         let durableMeta = writer.withLock { $0.durableMeta.generation }
         let keep = lastAcknowledgedLSN
-        try? close()
         var options = options
         options.reopening = EngineOptions.Reopening(acknowledged: keep, durableMeta: durableMeta)
         return try Recovery.open(paths: paths, options: options)

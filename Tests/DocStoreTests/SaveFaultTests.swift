@@ -241,4 +241,21 @@ import Testing
         print("save I/O faults (\(fault), persistently \(persistently)): \(surfaced) surfaced of \(calls - setup) calls failed")
         #expect(surfaced >= (calls - setup) * 9 / 10)
     }
+
+    /// `reopen()` on a store that has not failed (its close checkpoints first) keeps every save,
+    /// and so does a power cut afterwards.
+    @Test func reopeningAStoreThatHasNotFailedKeepsEverySave() throws {
+        let (states, _, _) = try Self.clean()
+        let fs = FaultInjectingFileSystem()
+        let store = try Self.open(fs)
+        var workload = Workload(store)
+        #expect(workload.go() == nil)
+        try store.reopen()
+        #expect(try Self.describe(store) == states[Self.saves])
+        try store.reopen()
+        #expect(try Self.describe(store) == states[Self.saves])
+        #expect(try store.verify().isEmpty)
+        let image = try Self.open(FaultInjectingFileSystem(files: fs.crashImage(.dropUnsynced)))
+        #expect(try Self.describe(image) == states[Self.saves])
+    }
 }
