@@ -101,7 +101,8 @@ enum Child {
             let store = try Store(url: url, schema: schema)
             let problems = try store.verify()
             #expect(problems.isEmpty, "seed \(seed), round \(round): \(problems.prefix(3))")
-            let notes = try Context(store: store).fetch(FetchRequest<ManagedObject>(entityName: "Note", sortDescriptors: [SortKey("seq")]))
+            let reader = Context(store: store)
+            let notes = try reader.fetch(FetchRequest<ManagedObject>(entityName: "Note", sortDescriptors: [SortKey("seq")]))
             let seqs = notes.map { ($0["seq"] as? Int) ?? -1 }
             #expect(seqs == Array(0..<seqs.count), "seed \(seed), round \(round): notes are not 0..<\(seqs.count)")
             // Every acknowledged save is there; of this round's, at most the one in flight more.

@@ -62,8 +62,9 @@ import DocStoreTestSupport
         ["createdAt": Date(timeIntervalSinceReferenceDate: 0), "checklist": [String]()].merging(fields) { _, given in given }
     }
 
-    func fetchNotes(_ store: Store) throws -> [Note] {
-        try Context(store: store).fetch(FetchRequest<Note>(sortDescriptors: [SortKey("title")]))
+    /// The notes by title, in `context` (which the caller keeps while it reads them).
+    func fetchNotes(_ context: Context) throws -> [Note] {
+        try context.fetch(FetchRequest<Note>(sortDescriptors: [SortKey("title")]))
     }
 
     // MARK: - Insert
@@ -83,7 +84,8 @@ import DocStoreTestSupport
         #expect(result.count == 300 && result.objectIDs.count == 300)
         #expect(try store.verify() == [])
 
-        let notes = try fetchNotes(store)
+        let reader = Context(store: store)
+        let notes = try fetchNotes(reader)
         #expect(notes.count == 301)
         let n42 = try #require(notes.first { $0.title == "n042" })
         #expect(n42.rating == 0 && n42.folder?.name == "Inbox" && n42.createdAt == start.addingTimeInterval(42))
@@ -152,7 +154,8 @@ import DocStoreTestSupport
         #expect(try store.execute(byObject).count == 4)
         #expect(try store.verify() == [])
 
-        let notes = try fetchNotes(store)
+        let reader = Context(store: store)
+        let notes = try fetchNotes(reader)
         #expect(notes.count == 1 + 5 + 7 + 4)
         let first = try #require(notes.first { $0.title == "codable 0" })
         #expect(first.body == "first" && first.folder?.name == "Archive" && first.location?.longitude == 0)
@@ -160,7 +163,7 @@ import DocStoreTestSupport
         #expect(notes.filter { $0.title.hasPrefix("dict") }.allSatisfy { $0.body == nil && $0.folder == nil })
         let object2 = try #require(notes.first { $0.title == "object 2" })
         #expect(object2.rating == 20 && object2.checklist == ["x", "y"] && object2.folder?.name == "Archive")
-        let reloaded = try #require(try Context(store: store).existingObject(with: folders[1].objectID!) as? Folder)
+        let reloaded = try #require(try reader.existingObject(with: folders[1].objectID!) as? Folder)
         #expect(reloaded.notes.count == 9)
     }
 
@@ -186,7 +189,7 @@ import DocStoreTestSupport
         #expect(problems.contains { $0.entity == "Note row 5" && $0.message.contains("Folder/99 is not in the store") })
         #expect(problems.contains { $0.entity == "Note row 6" && $0.property == "tags" && $0.message.contains("leads to Tag") })
         // Nothing was written: the one fine row neither.
-        #expect(try fetchNotes(store).count == 1)
+        #expect(try fetchNotes(Context(store: store)).count == 1)
         #expect(try store.history().count == historyBefore)
         #expect(try store.verify() == [])
 
@@ -272,7 +275,8 @@ import DocStoreTestSupport
         #expect(result.count == expected && result.objectIDs.count == expected)
         #expect(try store.verify() == [])
 
-        let notes = try fetchNotes(store)
+        let fresh = Context(store: store)
+        let notes = try fetchNotes(fresh)
         for note in notes where note.title.hasPrefix("n") {
             let i = Int(note.title.dropFirst())!
             let hit = i % 2 == 0 && i % 5 < 3
@@ -311,7 +315,7 @@ import DocStoreTestSupport
             try store.execute(BatchUpdateRequest(entityName: "Note", predicate: try QueryPredicate(format: "title BEGINSWITH 'n1'"), propertiesToUpdate: ["title": long]))
         }
         #expect(refused?.code == .validation && refused?.problems.count == 11)
-        #expect(try fetchNotes(store).filter { $0.title == long }.isEmpty)
+        #expect(try fetchNotes(Context(store: store)).filter { $0.title == long }.isEmpty)
 
         // Moving createdAt moves the index entries: the index answers with the new values.
         _ = try store.execute(BatchUpdateRequest(entityName: "Note", predicate: try QueryPredicate(format: "createdAt < %@", t0.addingTimeInterval(10)),
@@ -380,7 +384,8 @@ import DocStoreTestSupport
         let result = try store.execute(request, transactionAuthor: "cleanup")
         #expect(result.count == 1 && result.objectIDs == [folders[0].objectID!])
         #expect(try store.verify() == [])
-        let notes = try fetchNotes(store)
+        let reader = Context(store: store)
+        let notes = try fetchNotes(reader)
         #expect(notes.count == 30 && notes.allSatisfy { $0.folder?.name == "Archive" })
         let c = Context(store: store)
         for tag in tags {
@@ -395,8 +400,9 @@ import DocStoreTestSupport
         let doomed = notes.prefix(5).compactMap(\.objectID)
         _ = try store.execute(BatchDeleteRequest(objectIDs: doomed + [try store.objectID(forEntityName: "Note", number: 9_999)]))
         #expect(try store.verify() == [])
-        #expect(try fetchNotes(store).count == 25)
-        let archive = try #require(try Context(store: store).existingObject(with: folders[1].objectID!) as? Folder)
+        #expect(try fetchNotes(Context(store: store)).count == 25)
+        let after = Context(store: store)
+        let archive = try #require(try after.existingObject(with: folders[1].objectID!) as? Folder)
         #expect(archive.notes.count == 25)
     }
 

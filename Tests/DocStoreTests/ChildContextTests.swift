@@ -54,7 +54,8 @@ import Testing
 
         try parent.save()
         #expect(try storedTitles(store) == ["oat milk", "jam"])
-        let check = try #require(try Context(store: store).fetch(Folder.self).first)
+        let reader = Context(store: store)
+        let check = try #require(try reader.fetch(Folder.self).first)
         #expect(Set(check.notes.map(\.title)) == ["oat milk", "jam"])
         #expect(try store.history().last?.contextName == "main")
     }
@@ -96,7 +97,8 @@ import Testing
         #expect(Set(notes[0].tags.map(\.name)) == ["swift", "linux"])
         #expect(swift.notes.map(\.title) == ["milk"])
         try parent.save()
-        let check = try twin(notes[0], in: Context(store: store))
+        let reader = Context(store: store)
+        let check = try twin(notes[0], in: reader)
         #expect(Set(check.tags.map(\.name)) == ["swift", "linux"])
         #expect(try store.verify().isEmpty)
     }

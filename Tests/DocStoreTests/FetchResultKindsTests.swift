@@ -161,7 +161,8 @@ import Testing
                 // Their records wait in the row cache.
                 #expect(books.allSatisfy { store.rows.row($0.objectID?.primaryKey ?? 0) != nil })
             }
-            let expected = try Context(store: store).fetch(request).map(\.title)
+            let reader = Context(store: store)
+            let expected = try reader.fetch(request).map(\.title)
             #expect(books.map(\.title) == expected)
             #expect(books.allSatisfy { !$0.isFault })
         }
@@ -193,7 +194,8 @@ import Testing
             }
         }
         // What was loaded is what the relationships hold.
-        let fresh = try Context(store: store).fetch(request)
+        let reader = Context(store: store)
+        let fresh = try reader.fetch(request)
         #expect(books.map { Set($0.labels.map(\.name)) } == fresh.map { Set($0.labels.map(\.name)) })
 
         for bad in [["title"], ["shelf.nope"], ["labels.books.title"]] {

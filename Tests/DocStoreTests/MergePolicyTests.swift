@@ -268,7 +268,8 @@ import Testing
         try d.insert(again)
         try d.save()
         #expect(third.folder?.name == "Inbox" && third.folder !== again)
-        let folder = try #require(try Context(store: store).fetch(Folder.self).first)
+        let reader = Context(store: store)
+        let folder = try #require(try reader.fetch(Folder.self).first)
         #expect(Set(folder.notes.map(\.title)) == ["new", "third"])
         #expect(try store.verify().isEmpty)
     }

@@ -124,7 +124,8 @@ enum EntityRenamePlan: SchemaMigrationPlan {
         #expect(stage.changes.contains { $0.entity == "Folder" && $0.change == "entity removed" })
         #expect(stage.changes.contains { $0.entity == "Note" && $0.property == "rating" && $0.change == "attribute removed" })
         let store = try Store(url: url, migrationPlan: RemovalPlan.self)
-        let notes = try Context(store: store).fetch(FetchRequest<RemovalPlan.V2.Note>(sortDescriptors: [SortKey("title")]))
+        let c = Context(store: store)
+        let notes = try c.fetch(FetchRequest<RemovalPlan.V2.Note>(sortDescriptors: [SortKey("title")]))
         #expect(notes.map(\.title) == (0..<5).map { "note \($0)" } && notes[3].body == nil)
         // Folder's records tree is gone from the file, and the graph is whole.
         let trees = try store.read { txn in try txn.treeNames() }
@@ -132,7 +133,7 @@ enum EntityRenamePlan: SchemaMigrationPlan {
         #expect(try store.verify() == [])
         // A later save of a note drops the fields of removed properties (Format/record.md rule 3).
         notes[0].title = "renamed"
-        let c = try #require(notes[0].managedObjectContext)
+        #expect(notes[0].managedObjectContext === c)
         try c.save()
         #expect(try store.verify() == [])
     }

@@ -114,7 +114,8 @@ import Testing
         var titles = 0
 
         func expected() throws -> ResultsSnapshot {
-            let notes = try Context(store: store).fetch(Note.self)
+            let reader = Context(store: store)
+            let notes = try reader.fetch(Note.self)
             if !sectioned {
                 let sorted = notes.sorted { ($0.createdAt, $0.objectID?.primaryKey ?? 0) < ($1.createdAt, $1.objectID?.primaryKey ?? 0) }
                 return ResultsSnapshot(sections: [.init(name: "", objectIDs: sorted.compactMap(\.objectID))])

@@ -6,11 +6,13 @@
 //   values    by slot (EntityInfo); empty while the object is a fault. To-one relationships hold
 //             `.reference(key)`; to-many relationships live in `toMany`, loaded lazily.
 //   flags     fault / inserted / updated / deleted / invalidated.
-// The object holds its context strongly (an object the app keeps keeps its context usable) and
-// the context holds unchanged objects unretained, so objects the app no longer references are
-// released, and the context with them once none is left; relationships hold keys, never
-// objects, so two related objects form no retain cycle. A context with unsaved changes and its
-// changed objects keep each other alive until save, rollback or reset.
+// Ownership runs one way, as in Core Data: the app keeps its contexts, a context keeps its
+// changed objects (and the objects its undo stack and last prefetch name), and an object holds
+// its context weakly — so no object keeps a context alive and a context dropped with unsaved
+// changes is freed with them. The context holds unchanged objects unretained, so objects the
+// app no longer references are released; relationships hold keys, never objects, so two
+// related objects form no retain cycle. An object that outlives its context reads its last
+// known values and refuses changes (`.wrongContext`).
 
 import Foundation
 import Observation
@@ -66,7 +68,10 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     // The dynamic check on every read and write was about a twentieth of an insert's time.
     @exclusivity(unchecked) final var entityInfo: EntityInfo?
     @exclusivity(unchecked) final var key: UInt64 = 0
-    @exclusivity(unchecked) final var context: Context?
+    /// Weak: the app owns its contexts (see the file comment).
+    @exclusivity(unchecked) final weak var context: Context?
+    /// The store the object's ID names, kept so the ID outlives the context.
+    @exclusivity(unchecked) final var storeIdentifier: UUID? = nil
     @exclusivity(unchecked) final var flags: ObjectFlags = []
     @exclusivity(unchecked) final var values: [StoredValue] = []
     @exclusivity(unchecked) final var toMany: ToManyStates? = nil
@@ -96,6 +101,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         entityInfo = token.entity
         key = token.key
         context = token.context
+        storeIdentifier = token.context.store.identifier
         flags = .fault
         values = []
         unattachedLinks = nil
@@ -107,18 +113,24 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
 
     // MARK: - Identity
 
-    /// The object's permanent ID: valid from the moment it is inserted.
+    /// The object's permanent ID: valid from the moment it is inserted, and still after its
+    /// context is gone (fetch the object again with it from another context).
     ///
-    /// An object not yet inserted has no ID; this returns nil for it.
+    /// An object not yet inserted, or whose insert was rolled back, has no ID; this returns nil
+    /// for it.
     public final var objectID: ObjectID? {
-        guard key != 0, let entityInfo, let store = context?.store else { return nil }
-        return ObjectID(store: store.identifier, entity: entityInfo.name, key: key)
+        guard key != 0, let entityInfo, let storeIdentifier else { return nil }
+        return ObjectID(store: storeIdentifier, entity: entityInfo.name, key: key)
     }
 
     /// The entity's name (nil for a subclass instance not yet inserted).
     public final var entityName: String? { entityInfo?.name }
 
     /// The context the object belongs to; nil before insert or after its context is gone.
+    ///
+    /// As in Core Data, an object does not keep its context alive: keep a reference to the
+    /// context for as long as you use its objects. An object whose context is gone reads its
+    /// last known values (a fault reads none) and refuses changes.
     public final var managedObjectContext: Context? { context }
 
     public static func == (a: ManagedObject, b: ManagedObject) -> Bool { a === b }

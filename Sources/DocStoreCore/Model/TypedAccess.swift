@@ -193,11 +193,12 @@ private func mutate<Root: ManagedObject, V>(_ object: Root, _ keyPath: KeyPath<R
 
 private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ value: StoredValue) {
     mutate(object, keyPath) {
-        guard let context = object.context, object.key != 0 else {
+        guard object.key != 0 else {   // not inserted yet: kept until insert
             if slot >= object.values.count { object.values += [StoredValue](repeating: .null, count: slot + 1 - object.values.count) }
             object.values[slot] = value
             return
         }
+        guard let context = object.context else { return object.rejectContextGone(slot) }
         do throws(DocStoreError) { try context.setStored(value, of: object, slot: slot) } catch {
             object.reject(slot, error)
         }
@@ -206,10 +207,11 @@ private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ 
 
 private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ targets: [ManagedObject], toOne: Bool) {
     mutate(object, keyPath) {
-        guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
+        guard object.key != 0 else {   // not inserted yet: both sides kept until insert
             object.setUnattachedLinks(slot, targets)
             return
         }
+        guard let context = object.context, let p = object.entityInfo?.properties[slot] else { return object.rejectContextGone(slot) }
         do throws(DocStoreError) {
             try context.undoable { () throws(DocStoreError) in
                 for target in targets where target.isUnattached { try context.insert(target) }
@@ -228,6 +230,12 @@ extension ManagedObject {
         var rejected = rejectedValues ?? [:]
         rejected[name] = error.message
         rejectedValues = rejected
+    }
+
+    /// A write to an object whose context is gone (released, reset, or the object deleted and
+    /// saved): nothing changes; it is recorded as refused, as ``setValue(_:forKey:)`` would throw.
+    final func rejectContextGone(_ slot: Int) {
+        reject(slot, DocStoreError(.wrongContext, "the object's context is gone", entity: entityInfo?.name))
     }
 }
 
