@@ -42,64 +42,83 @@ public enum FuzzTargets {
         return nil
     }
 
-    /// A valid empty store's page file, to pair with fuzzed WALs and pages.
-    static let emptyStore: [String: [UInt8]] = {
-        let fs = MemoryFileSystem()
-        try? fs.createDirectory("/db")
-        var options = EngineOptions()
-        options.fileSystem = fs
-        options.durability = .off
-        options.walPreallocationBytes = 0
-        if let engine = try? Engine.open(at: path, options: options) {
-            try? engine.write { txn in
-                try txn.createTree(named: "t")
-                for i in 0..<40 { try txn.put(Array(repeating: UInt8(i), count: 90), for: Array("key\(i)".utf8), in: "t") }
-            }
-            try? engine.close()
-        }
-        return fs.snapshot()
-    }()
-
-    /// `wal-record`: the input is the WAL of a valid store (its header's generation and start LSN
-    /// are rewritten to match, so records are really decoded).
+    /// `wal-record`: the WAL decoder alone (`WALReader.read(bytes:)`, as recovery and `docstore
+    /// inspect --wal` use it). The input is a mode byte, then a log. Checksums cannot be guessed,
+    /// so the mode asks for fix-ups that let the fuzzer's bytes reach the decoders behind them
+    /// (Format/wal.md): bit 0 writes the header's magic, version and checksum; bit 1 gives every
+    /// record the header's generation and the next LSN; bit 2 fixes every record's checksum. The
+    /// report must then describe the bytes consistently.
     public static func walRecord(_ data: [UInt8]) -> String? {
-        var files = emptyStore
-        var wal = data
-        if let meta = files[path], meta.count >= 8192, wal.count >= 32 {
-            // Generation and start LSN as the newest meta expects (slot with the higher generation).
-            let g0 = meta[24..<32].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-            let g1 = meta[(4096 + 24)..<(4096 + 32)].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) }
-            let base = g1 > g0 ? 4096 : 0
-            wal.replaceSubrange(16..<24, with: meta[(base + 40)..<(base + 48)])
-            let lsn = meta[(base + 32)..<(base + 40)].withUnsafeBytes { $0.loadUnaligned(as: UInt64.self) } &+ 1
-            withUnsafeBytes(of: lsn.littleEndian) { wal.replaceSubrange(24..<32, with: $0) }
-            var header = Array(wal[0..<32])
-            let crc = CRC32C.checksum(Array(header[4...]))
-            withUnsafeBytes(of: crc.littleEndian) { header.replaceSubrange(0..<4, with: $0) }
-            wal.replaceSubrange(0..<32, with: header)
+        guard let mode = data.first else { return nil }
+        var wal = Array(data.dropFirst())
+        if wal.count >= 32 {
+            if mode & 1 != 0 {
+                wal.replaceSubrange(4..<12, with: Array("DSWALOG1".utf8))
+                wal.replaceSubrange(12..<14, with: [2, 0])   // major 2, little-endian
+                setU32(&wal, 0, CRC32C.checksum(Array(wal[4..<32])))
+            }
+            var offset = 32
+            var lsn = u64(wal, 24)
+            while offset + 32 <= wal.count {
+                let end = offset + 32 + Int(u32(wal, offset + 4))
+                guard end <= wal.count else { break }
+                if mode & 2 != 0 {
+                    setU64(&wal, offset + 8, lsn)
+                    setU64(&wal, offset + 16, u64(wal, 16))
+                    lsn &+= 1
+                }
+                if mode & 4 != 0 { setU32(&wal, offset, CRC32C.checksum(Array(wal[(offset + 4)..<end]))) }
+                offset = end
+            }
         }
-        files[path + "-wal"] = wal
-        openReadAll(files, readOnly: true)
+        let report: WALReadReport
+        do throws(EngineError) {
+            report = try WALReader.read(bytes: wal, expectedGeneration: nil, expectedStart: nil, file: "fuzz-wal")
+        } catch {
+            return error.code == .versionTooNew || error.code == .versionTooOld ? nil : "a WAL threw \(error.code), not a report: \(error)"
+        }
+        // The report describes the bytes: records lie end to end from the header, in LSN order,
+        // and the valid end and the preallocated tail fit in the file.
+        var expectedOffset: UInt64 = 32
+        for (i, record) in report.records.enumerated() {
+            if record.offset != expectedOffset { return "record \(i) at offset \(record.offset), expected \(expectedOffset)" }
+            if let start = report.startLSN, record.lsn.rawValue != start.rawValue &+ UInt64(i) { return "record \(i) has \(record.lsn)" }
+            expectedOffset += UInt64(record.size)
+        }
+        if !report.records.isEmpty, report.validEnd != expectedOffset { return "valid end \(report.validEnd), records end at \(expectedOffset)" }
+        if report.validEnd + report.preallocatedBytes > report.fileSize { return "valid end \(report.validEnd) + \(report.preallocatedBytes) preallocated > \(report.fileSize)" }
         return nil
     }
 
-    /// `page-decode`: the input replaces page 2 of a valid store (its checksum fixed up when the
-    /// input asks, so the decoders behind the checksum are reached too).
+    /// `page-decode`: the page decoders alone (`PageSummary(decoding:)`, as `docstore inspect`
+    /// and the integrity walk read pages). The input is a mode byte, then one 4096-byte page
+    /// (padded with zeros). Bit 0 fixes the checksum and bit 1 the page's own number, so the cell
+    /// decoders behind them are reached (Format/page-file.md § Page header); bit 2 decodes it as
+    /// meta page 0 instead of page 2.
     public static func pageDecode(_ data: [UInt8]) -> String? {
-        guard !data.isEmpty else { return nil }
-        var files = emptyStore
-        guard var pageFile = files[path], pageFile.count >= 3 * 4096 else { return nil }
+        guard let mode = data.first else { return nil }
         var page = Array(data.dropFirst().prefix(4096))
         page += [UInt8](repeating: 0, count: 4096 - page.count)
-        if data[0] & 1 == 1 {
-            let crc = CRC32C.checksum(Array(page[4...]))
-            withUnsafeBytes(of: crc.littleEndian) { page.replaceSubrange(0..<4, with: $0) }
+        let number: UInt64 = mode & 4 != 0 ? 0 : 2
+        if mode & 2 != 0, number != 0 { setU64(&page, 8, number) }
+        if mode & 1 != 0 {
+            let end = number == 0 ? 128 : 4096   // a meta page's checksum covers its 128-byte record
+            setU32(&page, 0, CRC32C.checksum(Array(page[4..<end])))
         }
-        pageFile.replaceSubrange(8192..<12288, with: page)
-        files[path] = pageFile
-        openReadAll(files, readOnly: true)
+        let summary = PageSummary(decoding: page, number: PageNumber(number), file: "fuzz-page")
+        // A node page that passed validation yields one key per cell (key order is the
+        // integrity walk's check, across pages, not the page decoder's).
+        if summary.problem == nil, summary.type == .leaf || summary.type == .branch, summary.keys.count != summary.count {
+            return "a valid \(summary.type.map(String.init(describing:)) ?? "?") page of \(summary.count) cells gave \(summary.keys.count) keys"
+        }
+        if summary.isMeta, summary.problem == nil, summary.meta == nil { return "a valid meta page decoded to nothing" }
         return nil
     }
+
+    private static func u32(_ b: [UInt8], _ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) } }
+    private static func u64(_ b: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * $1) } }
+    private static func setU32(_ b: inout [UInt8], _ at: Int, _ v: UInt32) { for i in 0..<4 { b[at + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) } }
+    private static func setU64(_ b: inout [UInt8], _ at: Int, _ v: UInt64) { for i in 0..<8 { b[at + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) } }
 
     /// `operations` (differential): the input drives engine operations against an ordered-map
     /// model. Any difference is returned as a finding.

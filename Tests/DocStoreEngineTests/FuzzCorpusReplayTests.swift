@@ -2,6 +2,7 @@
 // targets' logic (DocStoreTestSupport.FuzzTargets) without libFuzzer, so a fixed finding stays
 // fixed and the corpus stays valid input (SQLite's fuzzcheck).
 
+import DocStoreEngine
 import DocStoreTestSupport
 import Foundation
 import Testing
@@ -33,6 +34,64 @@ import Testing
             let input = rng.bytes(Int(rng.next() % 600))
             let finding = FuzzTargets.operations(input)
             #expect(finding == nil, "seed 31 round \(round): \(finding ?? "")")
+        }
+    }
+
+    /// A WAL with one small record and one LZ4-compressed record (a 20 000-byte value that
+    /// compresses), as a fuzz seed: the mode byte 7 asks for every fix-up.
+    static func walWithCompressedRecord() throws -> [UInt8] {
+        let fs = MemoryFileSystem()
+        try fs.createDirectory("/db")
+        var options = EngineOptions()
+        options.fileSystem = fs
+        options.walPreallocationBytes = 0
+        let engine = try Engine.open(at: "/db/s.docstore", options: options)
+        try engine.write { txn in try txn.createTree(named: "t") }
+        try engine.write { txn in try txn.put(Array(repeating: 7, count: 20_000), for: Array("big".utf8), in: "t") }
+        let wal = try #require(fs.snapshot()["/db/s.docstore-wal"])
+        try engine.close()
+        return wal
+    }
+
+    @Test func walRecordTargetReachesCompressedRecordsAndRefusesImpossibleLengths() throws {
+        let wal = try Self.walWithCompressedRecord()
+        let report = try WALReader.read(bytes: wal, expectedGeneration: nil, expectedStart: nil, file: "w")
+        #expect(report.records.count == 2 && report.records[1].compressed, "\(report.records)")
+        #expect(FuzzTargets.walRecord([7] + wal) == nil)
+
+        // A compressed record claiming 1.8 GB: refused as damage before anything is allocated
+        // (rawLength is bytes 24..<28 of the record header; mode 4 fixes the checksum).
+        let second = Int(report.records[1].offset)
+        var damaged = wal
+        for (i, b) in [0x00, 0x00, 0x00, 0x70].enumerated() { damaged[second + 24 + i] = UInt8(b) }
+        var fixed = [UInt8(4)] + damaged
+        #expect(FuzzTargets.walRecord(fixed) == nil)
+        fixed.removeFirst()
+        var offset = 32
+        while offset < second {
+            offset += 32 + Int(UInt32(fixed[offset + 4]) | UInt32(fixed[offset + 5]) << 8 | UInt32(fixed[offset + 6]) << 16 | UInt32(fixed[offset + 7]) << 24)
+        }
+        let crc = CRC32C.checksum(Array(fixed[(second + 4)..<(second + 32 + (report.records[1].size - 32))]))
+        for i in 0..<4 { fixed[second + i] = UInt8(truncatingIfNeeded: crc >> (8 * i)) }
+        let cut = try WALReader.read(bytes: fixed, expectedGeneration: nil, expectedStart: nil, file: "w")
+        #expect(cut.records.count == 1)
+        #expect(cut.stopReason?.contains("more than LZ4 can expand it to") == true, "\(cut.stopReason ?? "no stop")")
+    }
+
+    @Test func decoderTargetsRunCleanOnRandomInputs() throws {
+        var rng = SplitMix64(seed: 32)
+        let wal = try Self.walWithCompressedRecord()
+        for round in 0..<400 {
+            // Random bytes, and the real log with a few bytes changed, under every mode.
+            var mutated = wal
+            for _ in 0..<(1 + rng.next() % 4) { mutated[Int(rng.next() % UInt64(mutated.count))] = UInt8(truncatingIfNeeded: rng.next()) }
+            let mode = UInt8(truncatingIfNeeded: rng.next())
+            for input in [[mode] + rng.bytes(Int(rng.next() % 300)), [mode] + mutated] {
+                let finding = FuzzTargets.walRecord(input)
+                #expect(finding == nil, "seed 32 round \(round): \(finding ?? "")")
+            }
+            let page = FuzzTargets.pageDecode([mode] + rng.bytes(Int(rng.next() % 4200)))
+            #expect(page == nil, "seed 32 round \(round): \(page ?? "")")
         }
     }
 }

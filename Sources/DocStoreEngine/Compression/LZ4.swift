@@ -3,12 +3,16 @@
 // The engine compresses WAL payloads, overflow values and blob files when it pays: `compress`
 // returns nil when the output would not be smaller, and the caller then stores the bytes raw with
 // the compression flag clear (Format/FORMAT.md § Compression). `decompress` validates: the decoded
-// length must equal the length recorded beside the data, else `.corrupt`.
+// length must equal the length recorded beside the data, else `.corrupt`; a recorded length
+// beyond what the compressed bytes can expand to is refused before anything is allocated.
 
 internal import CLZ4
 
 /// LZ4 block compression.
 public enum LZ4 {
+    /// The most an LZ4 block can expand: 255 decoded bytes per encoded byte, plus a margin.
+    static let maxExpansion = 256
+
     /// Compresses `input`; nil if it does not shrink (or is too large for one LZ4 block).
     public static func compress(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         guard input.count > 0, input.count <= Int(LZ4_MAX_INPUT_SIZE), let src = input.baseAddress else { return nil }
@@ -38,6 +42,12 @@ public enum LZ4 {
         if rawLength == 0 { return [] }
         guard let src = input.baseAddress, input.count > 0 else {
             throw .corrupt("compressed data is empty but should decode to \(rawLength) bytes")
+        }
+        // An LZ4 block expands at most 255-fold (a match length grows by 255 per extra byte), so
+        // a larger claim is damage: refuse it before allocating (a flipped length would otherwise
+        // ask for up to 2 GB).
+        guard rawLength <= maxExpansion &* input.count &+ 64 else {
+            throw .corrupt("compressed data of \(input.count) bytes claims \(rawLength) bytes, more than LZ4 can expand it to")
         }
         var out = [UInt8](repeating: 0, count: rawLength)
         let n = out.withUnsafeMutableBytes { dst -> Int32 in

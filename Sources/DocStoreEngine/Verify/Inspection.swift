@@ -47,45 +47,7 @@ extension Engine {
         guard n == pageSize else {
             throw EngineError(.invalidArgument, "page \(number.rawValue) lies beyond the end of the file", page: number)
         }
-        var summary = PageSummary(
-            number: number, type: nil, isMeta: number.rawValue < 2, count: 0, lower: 0, upper: 0,
-            link: .none, storedChecksum: 0, computedChecksum: 0, meta: nil, problem: nil, keys: [], bytes: bytes)
-        if summary.isMeta {
-            bytes.withUnsafeBytes { raw in
-                summary.storedChecksum = raw.u32(0)
-                summary.computedChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4..<MetaPage.size]))
-            }
-            do throws(EngineError) {
-                summary.meta = try withRawBytes(bytes) { (raw) throws(EngineError) in
-                    try MetaPage.decode(raw, slot: Int(number.rawValue), file: paths.pageFile)
-                }
-            } catch {
-                summary.problem = error.message
-            }
-            return summary
-        }
-        let page = Page(number: number, size: pageSize)
-        bytes.withUnsafeBytes { page.bytes.copyMemory(from: $0) }
-        summary.type = page.type
-        summary.count = page.count
-        summary.lower = page.lower
-        summary.upper = page.upper
-        summary.link = page.link
-        summary.storedChecksum = page.bytes.u32(PageHeader.checksum)
-        summary.computedChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: page.raw[4...]))
-        do throws(EngineError) {
-            try page.validate(file: paths.pageFile)
-            if page.type == .leaf {
-                try page.validateLeafCells(file: paths.pageFile)
-                summary.keys = (0..<page.count).map { Array(page.leafKey($0)) }
-            } else if page.type == .branch {
-                try page.validateBranchCells(file: paths.pageFile)
-                summary.keys = (0..<page.count).map { Array(page.branchKey($0)) }
-            }
-        } catch {
-            summary.problem = error.message
-        }
-        return summary
+        return PageSummary(decoding: bytes, number: number, file: paths.pageFile)
     }
 
     /// What each page of the file is: the tree that owns it, free, or meta (for a page map).
@@ -113,6 +75,56 @@ extension Engine {
             for p in space.allFree { map[p] = "free" }
             for p in space.durableFreeListPages { map[p] = "free list" }
             return map
+        }
+    }
+}
+
+extension PageSummary {
+    /// Decodes one page's bytes (the page size is `bytes.count`) as `number` of `file`: the page
+    /// decoders themselves, for ``Engine/inspectPage(_:)`` and the page-decode fuzz target.
+    /// Never throws: a page that fails validation says why in ``problem``.
+    package init(decoding bytes: [UInt8], number: PageNumber, file: String) {
+        self.init(
+            number: number, type: nil, isMeta: number.rawValue < 2, count: 0, lower: 0, upper: 0,
+            link: .none, storedChecksum: 0, computedChecksum: 0, meta: nil, problem: nil, keys: [], bytes: bytes)
+        guard (MetaPage.size...65536).contains(bytes.count) else {
+            problem = "a page of \(bytes.count) bytes is not a page size DocStore writes"
+            return
+        }
+        if isMeta {
+            bytes.withUnsafeBytes { raw in
+                storedChecksum = raw.u32(0)
+                computedChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4..<MetaPage.size]))
+            }
+            do throws(EngineError) {
+                meta = try withRawBytes(bytes) { (raw) throws(EngineError) in
+                    try MetaPage.decode(raw, slot: Int(number.rawValue), file: file)
+                }
+            } catch {
+                problem = error.message
+            }
+            return
+        }
+        let page = Page(number: number, size: bytes.count)
+        bytes.withUnsafeBytes { page.bytes.copyMemory(from: $0) }
+        type = page.type
+        count = page.count
+        lower = page.lower
+        upper = page.upper
+        link = page.link
+        storedChecksum = page.bytes.u32(PageHeader.checksum)
+        computedChecksum = CRC32C.checksum(UnsafeRawBufferPointer(rebasing: page.raw[4...]))
+        do throws(EngineError) {
+            try page.validate(file: file)
+            if page.type == .leaf {
+                try page.validateLeafCells(file: file)
+                keys = (0..<page.count).map { Array(page.leafKey($0)) }
+            } else if page.type == .branch {
+                try page.validateBranchCells(file: file)
+                keys = (0..<page.count).map { Array(page.branchKey($0)) }
+            }
+        } catch {
+            problem = error.message
         }
     }
 }

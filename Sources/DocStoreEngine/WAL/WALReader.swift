@@ -68,26 +68,39 @@ func isAllZero(_ bytes: UnsafeRawBufferPointer) -> Bool {
 
 private let zeroBlock = [UInt8](repeating: 0, count: 65536)
 
-enum WALReader {
+package enum WALReader {
     /// Reads every valid record. `expectedGeneration` and `expectedStart` come from the meta page;
     /// a header that does not match them means the log belongs to an older checkpoint: no records.
     static func read(
         file: any StorageFile, expectedGeneration: UInt64?, expectedStart: LSN?
     ) throws(EngineError) -> WALReadReport {
         let size = try file.size()
-        var report = WALReadReport(generation: nil, startLSN: nil, records: [], validEnd: 0, fileSize: size, stopReason: nil)
         guard size >= UInt64(WALFormat.headerSize) else {
-            report.stopReason = size == 0 ? nil : "W1: the WAL header is torn (\(size) bytes)"
-            return report
+            return try read(bytes: [], fileSize: size, expectedGeneration: expectedGeneration, expectedStart: expectedStart, file: file.path)
         }
         guard size <= UInt64(Int.max / 2) else { throw .corrupt("WAL file size \(size) is impossible", file: file.path) }
         var bytes = [UInt8](repeating: 0, count: Int(size))
         try withMutableRawBytes(&bytes) { (raw) throws(EngineError) in try file.readExactly(into: raw, at: 0) }
+        return try read(bytes: bytes, fileSize: size, expectedGeneration: expectedGeneration, expectedStart: expectedStart, file: file.path)
+    }
+
+    /// Decodes a log held in memory: the decoder itself, for `read(file:)` and the wal-record
+    /// fuzz target. `fileSize` is the file's size (`bytes` is empty when that is shorter than a
+    /// header); nil expectations accept the header's generation and start.
+    package static func read(
+        bytes: [UInt8], fileSize: UInt64? = nil, expectedGeneration: UInt64?, expectedStart: LSN?, file: String
+    ) throws(EngineError) -> WALReadReport {
+        let size = fileSize ?? UInt64(bytes.count)
+        var report = WALReadReport(generation: nil, startLSN: nil, records: [], validEnd: 0, fileSize: size, stopReason: nil)
+        guard size >= UInt64(WALFormat.headerSize), bytes.count >= WALFormat.headerSize else {
+            report.stopReason = size == 0 ? nil : "W1: the WAL header is torn (\(size) bytes)"
+            return report
+        }
         if let major = bytes.withUnsafeBytes({ WALFormat.Header.otherMajor($0) }) {
             if major > MetaPage.formatMajor {
-                throw EngineError(.versionTooNew, "the WAL has format version \(major); this DocStore reads up to \(MetaPage.formatMajor).x — update DocStore", file: file.path, offset: 12)
+                throw EngineError(.versionTooNew, "the WAL has format version \(major); this DocStore reads up to \(MetaPage.formatMajor).x — update DocStore", file: file, offset: 12)
             }
-            throw EngineError(.versionTooOld, "the WAL has format version \(major), which only development builds wrote; this DocStore reads \(MetaPage.formatMajor).x", file: file.path, offset: 12)
+            throw EngineError(.versionTooOld, "the WAL has format version \(major), which only development builds wrote; this DocStore reads \(MetaPage.formatMajor).x", file: file, offset: 12)
         }
         bytes.withUnsafeBytes { raw in
             guard let header = WALFormat.Header.decode(raw) else {
