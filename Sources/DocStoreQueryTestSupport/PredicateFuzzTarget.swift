@@ -1,7 +1,8 @@
 // PredicateFuzzTarget: fuzz logic for the predicate format-string parser, planner and evaluator
 // on arbitrary text (corpus: Fuzz/Corpus/FuzzPredicate, replayed by PredicatePropertyTests, which
 // also feeds it grammar-made predicates). Properties:
-//   P1  parsing returns a predicate or throws a typed DocStoreError; it never traps or hangs;
+//   P1  parsing returns a predicate or throws a typed DocStoreError (`.invalidPredicate`) whose
+//       position lies in the text; it never traps or hangs;
 //   P2  a parsed predicate prints (`description`) to text that parses back to the same predicate;
 //   P3  run against a small store, a fetch (through whatever plan the planner picks) returns
 //       exactly the objects the predicate selects when evaluated in memory on every object —
@@ -27,7 +28,17 @@ extension FuzzTargets {
         let choices = predicateArguments
         let arguments = (0..<percents).map { choices[$0 % choices.count] }
         // P1
-        guard let parsed = try? QueryPredicate(format: format, argumentArray: arguments) else { return nil }
+        let parsed: QueryPredicate
+        do throws(DocStoreError) {
+            parsed = try QueryPredicate(format: format, argumentArray: arguments)
+        } catch {
+            guard error.code == .invalidPredicate, let position = error.position else {
+                return "\(String(reflecting: format)) was refused without a position: \(error)"
+            }
+            let length = format.unicodeScalars.count
+            if position < 0 || position > length { return "\(String(reflecting: format)): error position \(position) is outside its \(length) characters" }
+            return nil
+        }
         // P2
         let text = parsed.description
         do {

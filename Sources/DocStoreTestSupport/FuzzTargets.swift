@@ -215,12 +215,61 @@ func sameBytes(_ a: [UInt8]?, _ b: [UInt8]?) -> Bool {
 extension FuzzTargets {
     /// `key-encoding`: the input is decoded as a key (must throw or succeed, never trap); when it
     /// decodes, re-encoding must give exactly the same bytes back (the encoding is canonical, so
-    /// equal values can never hide behind different keys).
+    /// equal values can never hide behind different keys). The same bytes then make two tuples
+    /// (`KeyTupleReader`): decode(encode(x)) must be x, and the byte order of the two encodings
+    /// must be the value order (`KeyOrderReference`).
     public static func keyEncoding(_ data: [UInt8]) -> String? {
-        guard let components = try? KeyEncoding.decode(data) else { return nil }
-        let again = KeyEncoding.encode(components)
-        if again != data { return "decode/encode does not round-trip: \(data) -> \(components) -> \(again)" }
+        if let components = try? KeyEncoding.decode(data) {
+            let again = KeyEncoding.encode(components)
+            if again != data { return "decode/encode does not round-trip: \(data) -> \(components) -> \(again)" }
+        }
+        var reader = KeyTupleReader(data)
+        let a = reader.tuple(), b = reader.tuple()
+        let ea = KeyEncoding.encode(a), eb = KeyEncoding.encode(b)
+        for (tuple, encoded) in [(a, ea), (b, eb)] {
+            guard let decoded = try? KeyEncoding.decode(encoded) else { return "\(tuple) encodes to \(encoded), which does not decode" }
+            if !KeyOrderReference.same(decoded, tuple) { return "\(tuple) decodes back as \(decoded)" }
+        }
+        let bytes = ea == eb ? 0 : (ea.lexicographicallyPrecedes(eb) ? -1 : 1)
+        let values = KeyOrderReference.compare(a, b).signum()
+        if bytes != values { return "\(a) vs \(b): the encodings order \(bytes), the values \(values)" }
         return nil
+    }
+}
+
+/// Reads tuples of key components from fuzz bytes: a count, then per component a kind byte and
+/// its payload (any 8 bytes as an integer, a double's or a date's bit pattern; a length and
+/// bytes for strings, which are decoded as UTF-8 with repairs, and byte strings; 16 bytes for a
+/// UUID). Missing bytes read as zero.
+struct KeyTupleReader {
+    let data: [UInt8]
+    var i = 0
+    init(_ data: [UInt8]) { self.data = data }
+
+    mutating func byte() -> UInt8 {
+        defer { i += 1 }
+        return i < data.count ? data[i] : 0
+    }
+
+    mutating func u64() -> UInt64 { (0..<8).reduce(0) { v, _ in v << 8 | UInt64(byte()) } }
+
+    mutating func run() -> [UInt8] { (0..<Int(byte() % 12)).map { _ in byte() } }
+
+    mutating func tuple() -> [KeyComponent] { (0..<Int(byte() % 5)).map { _ in component() } }
+
+    mutating func component() -> KeyComponent {
+        switch byte() % 9 {
+        case 0: .null
+        case 1: .bool(byte() & 1 == 1)
+        case 2: .int(Int64(bitPattern: u64()))
+        case 3: .uint(u64())
+        case 4: .double(Double(bitPattern: u64()))
+        case 5: .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: u64())))
+        case 6: .string(String(decoding: run(), as: UTF8.self))
+        case 7: .bytes(run())
+        default: .uuid(UUID(uuid: (byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte(),
+                                   byte(), byte(), byte(), byte(), byte(), byte(), byte(), byte())))
+        }
     }
 }
 

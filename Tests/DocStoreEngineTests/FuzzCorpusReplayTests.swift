@@ -78,7 +78,7 @@ import Testing
         #expect(cut.stopReason?.contains("more than LZ4 can expand it to") == true, "\(cut.stopReason ?? "no stop")")
     }
 
-    @Test func decoderTargetsRunCleanOnRandomInputs() throws {
+    @Test func decoderAndKeyTargetsRunCleanOnRandomInputs() throws {
         var rng = SplitMix64(seed: 32)
         let wal = try Self.walWithCompressedRecord()
         for round in 0..<400 {
@@ -92,6 +92,8 @@ import Testing
             }
             let page = FuzzTargets.pageDecode([mode] + rng.bytes(Int(rng.next() % 4200)))
             #expect(page == nil, "seed 32 round \(round): \(page ?? "")")
+            let key = FuzzTargets.keyEncoding(rng.bytes(Int(rng.next() % 120)))
+            #expect(key == nil, "seed 32 round \(round): \(key ?? "")")
         }
     }
 }

@@ -8,48 +8,10 @@ import Testing
 
 @testable import DocStoreEngine
 
-/// The reference order the encoding must reproduce, written directly over the values.
-func referenceCompare(_ a: [KeyComponent], _ b: [KeyComponent]) -> Int {
-    for (x, y) in zip(a, b) {
-        let c = referenceCompare(x, y)
-        if c != 0 { return c }
-    }
-    return a.count - b.count
-}
-
-func referenceCompare(_ x: KeyComponent, _ y: KeyComponent) -> Int {
-    if x.tag != y.tag { return Int(x.tag) - Int(y.tag) }
-    func cmp<T: Comparable>(_ a: T, _ b: T) -> Int { a < b ? -1 : (a > b ? 1 : 0) }
-    func cmpDouble(_ a: Double, _ b: Double) -> Int {
-        if a.isNaN || b.isNaN { return a.isNaN && b.isNaN ? 0 : (a.isNaN ? 1 : -1) }
-        if a == 0 && b == 0 { return cmp(a.sign == .minus ? 0 : 1, b.sign == .minus ? 0 : 1) }
-        return cmp(a, b)
-    }
-    func cmpBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        a == b ? 0 : (a.lexicographicallyPrecedes(b) ? -1 : 1)
-    }
-    switch (x, y) {
-    case (.null, .null): return 0
-    case let (.bool(a), .bool(b)): return cmp(a ? 1 : 0, b ? 1 : 0)
-    case let (.int(a), .int(b)): return cmp(a, b)
-    case let (.uint(a), .uint(b)): return cmp(a, b)
-    case let (.double(a), .double(b)): return cmpDouble(a, b)
-    case let (.date(a), .date(b)): return cmpDouble(a.timeIntervalSinceReferenceDate, b.timeIntervalSinceReferenceDate)
-    case let (.string(a), .string(b)): return cmpBytes(Array(a.utf8), Array(b.utf8))
-    case let (.bytes(a), .bytes(b)): return cmpBytes(a, b)
-    case let (.uuid(a), .uuid(b)): return cmpBytes(withUnsafeBytes(of: a.uuid, Array.init), withUnsafeBytes(of: b.uuid, Array.init))
-    default: return 0
-    }
-}
-
-/// Equality that treats every NaN as equal (decode canonicalizes NaN).
-func sameComponents(_ a: [KeyComponent], _ b: [KeyComponent]) -> Bool {
-    a.count == b.count && zip(a, b).allSatisfy { referenceCompare($0, $1) == 0 && $0.tag == $1.tag }
-        && zip(a, b).allSatisfy { x, y in
-            if case .double(let p) = x, case .double(let q) = y { return (p.isNaN && q.isNaN) || p.bitPattern == q.bitPattern }
-            return x == y
-        }
-}
+/// The reference order and equality (DocStoreTestSupport.KeyOrderReference).
+func referenceCompare(_ a: [KeyComponent], _ b: [KeyComponent]) -> Int { KeyOrderReference.compare(a, b) }
+func referenceCompare(_ x: KeyComponent, _ y: KeyComponent) -> Int { KeyOrderReference.compare(x, y) }
+func sameComponents(_ a: [KeyComponent], _ b: [KeyComponent]) -> Bool { KeyOrderReference.same(a, b) }
 
 func randomComponent(_ rng: inout SplitMix64) -> KeyComponent {
     let doubles: [Double] = [0, -0.0, 1, -1, .infinity, -.infinity, .nan, -.nan, .leastNonzeroMagnitude,

@@ -188,6 +188,26 @@ import Testing
         } catch {
             #expect(error.code == .invalidPredicate)
             #expect(error.message.contains("1 argument was given, but the format uses 0"))
+            #expect(error.position == 6, "reported at the format's end: \(error.message)")
         }
+    }
+
+    /// Errors found only once the arguments are in still say where (issue #8: "a typed error
+    /// with a position"), whether the format was parsed as a template or directly (`%K`).
+    @Test func argumentErrorsHaveAPosition() throws {
+        let cases: [(String, [Any?], Int)] = [
+            ("rating BETWEEN %@", [3], 7),                        // not a pair: at BETWEEN
+            ("rating BETWEEN %@", [[1, 2, 3]], 7),
+            ("%K BETWEEN %@", ["rating", [1]], 3),                  // parsed directly
+            ("a == %@ AND b == 2", ["x", "surplus"], 18),           // a surplus: at the end
+            ("%K == %@", ["a", 1, 2], 8),
+        ]
+        for (format, arguments, position) in cases {
+            let error = #expect(throws: DocStoreError.self) { try QueryPredicate(format: format, argumentArray: arguments) }
+            #expect(error?.code == .invalidPredicate && error?.position == position, "\(format): \(error?.message ?? "no error")")
+        }
+        // A pair is still a pair after the check moved.
+        let p = try QueryPredicate(format: "rating BETWEEN %@", argumentArray: [[1, 5]])
+        #expect(p.description == "rating BETWEEN {1, 5}")
     }
 }

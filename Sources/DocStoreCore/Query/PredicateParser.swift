@@ -41,11 +41,18 @@ struct PredicateParser {
     private var attempts = 0
     /// Set when the format has a `%K`, whose argument changes the predicate's shape.
     private var usesKeyPathArgument = false
+    /// Template mode: placeholders that are the bounds of a BETWEEN, with the operator's
+    /// position, so a bound argument that is not a pair is refused there.
+    private var betweenPlaceholders: [String: Int] = [:]
 
     /// A parsed format whose `%@ %d %f` arguments are placeholders, filled per call.
     struct Template: Sendable {
         let predicate: QueryPredicate
         let arguments: [(kind: Character, at: Int)]
+        /// BETWEEN bounds given as one argument: placeholder name → the operator's position.
+        let betweenBounds: [String: Int]
+        /// The position of the format's end (where a surplus of arguments is reported).
+        let end: Int
     }
 
     /// Parsed formats by text (bounded), so a format used again costs only its substitution.
@@ -60,7 +67,8 @@ struct PredicateParser {
         let predicate = try parser.predicate()
         guard parser.current == .end else { throw parser.expected("AND, OR or the end") }
         if parser.usesKeyPathArgument { return try parseDirectly(format, arguments: arguments) }
-        let template = Template(predicate: predicate, arguments: parser.placeholders ?? [])
+        let template = Template(predicate: predicate, arguments: parser.placeholders ?? [],
+                                betweenBounds: parser.betweenPlaceholders, end: parser.position)
         templates.withLock { cache in
             if cache.count >= templateLimit { cache.removeAll(keepingCapacity: true) }
             cache[format] = template
@@ -82,12 +90,15 @@ struct PredicateParser {
         var parser = PredicateParser(tokens: try PredicateLexer.tokens(format), arguments: arguments)
         let predicate = try parser.predicate()
         guard parser.current == .end else { throw parser.expected("AND, OR or the end") }
-        guard parser.nextArgument == arguments.count else { throw argumentCountError(given: arguments.count, used: parser.nextArgument) }
+        guard parser.nextArgument == arguments.count else {
+            throw argumentCountError(given: arguments.count, used: parser.nextArgument, end: parser.position)
+        }
         return predicate
     }
 
-    private static func argumentCountError(given: Int, used: Int) -> DocStoreError {
-        DocStoreError(.invalidPredicate, "\(given) argument\(given == 1 ? " was" : "s were") given, but the format uses \(used)")
+    /// More arguments than the format uses: reported at the format's end.
+    private static func argumentCountError(given: Int, used: Int, end: Int) -> DocStoreError {
+        PredicateLexer.error("\(given) argument\(given == 1 ? " was" : "s were") given, but the format uses \(used), ending", at: end)
     }
 
     /// The template with its placeholders replaced by `arguments`, converted as each `%` asks.
@@ -97,32 +108,20 @@ struct PredicateParser {
             throw PredicateLexer.error("the format needs argument \(arguments.count + 1), but only \(arguments.count) \(arguments.count == 1 ? "was" : "were") given", at: missing.at)
         }
         guard arguments.count == template.arguments.count else {
-            throw argumentCountError(given: arguments.count, used: template.arguments.count)
+            throw argumentCountError(given: arguments.count, used: template.arguments.count, end: template.end)
         }
         guard !arguments.isEmpty else { return template.predicate }
         var bound: [String: QueryExpression] = [:]
         for (i, slot) in template.arguments.enumerated() {
             bound["%\(i)"] = try convert(arguments[i], as: slot.kind, at: slot.at)
         }
-        let filled = template.predicate.substituting(bound, shadowed: [])
-        try checkBetweenBounds(filled)
-        return filled
-    }
-
-    /// `x BETWEEN %@` takes a pair: checked once the argument is in.
-    private static func checkBetweenBounds(_ p: QueryPredicate) throws(DocStoreError) {
-        switch p {
-        case .constant: return
-        case .and(let ps), .or(let ps): for q in ps { try checkBetweenBounds(q) }
-        case .not(let q): try checkBetweenBounds(q)
-        case .comparison(let c):
-            guard c.op == .between else { return }
-            switch c.rhs {
-            case .list(let bounds) where bounds.count == 2: return
-            case .variable: return
-            default: throw DocStoreError(.invalidPredicate, "BETWEEN takes two bounds, as {low, high} or an array of two; it was given \(c.rhs)")
-            }
+        // `x BETWEEN %@` takes a pair: checked once the argument is in.
+        for (name, at) in template.betweenBounds {
+            guard let value = bound[name] else { continue }
+            if case .list(let bounds) = value, bounds.count == 2 { continue }
+            throw PredicateLexer.error("BETWEEN takes two bounds, as {low, high} or an array of two; it was given \(value)", at: at)
         }
+        return template.predicate.substituting(bound, shadowed: [])
     }
 
     /// Parses an expression alone (a sort key, a key path with operators).
@@ -260,7 +259,8 @@ struct PredicateParser {
             // Bounds given in the format must be two; a variable is checked when it is bound.
             switch rhs {
             case .list(let bounds) where bounds.count == 2: break
-            case .variable: break
+            case .variable(let name):
+                if placeholders != nil, name.hasPrefix("%") { betweenPlaceholders[name] = opPosition }
             default: throw PredicateLexer.error("BETWEEN takes two bounds, as {low, high}", at: opPosition)
             }
         }
