@@ -206,6 +206,9 @@ extension Store {
                 let version = schemas[to]
                 var step = MigrationPlanner.plan(from: catalog, to: version.schema, version: version.versionIdentifier)
                 var custom: CustomMigration?
+                // Handlers usually capture the migration they were registered on (to call
+                // insertObject): a cycle, broken once the stage is done.
+                defer { custom?.handlers.removeAll() }
                 if case .custom(_, _, let migrate)? = stage {
                     step.isCustom = true
                     let registered = CustomMigration()
