@@ -115,6 +115,8 @@ import Testing
         #expect(kept.folder == nil && kept.tags.isEmpty)            // relationships need a context
         let error = #expect(throws: DocStoreError.self) { try kept.setValue("b", forKey: "title") }
         #expect(error?.code == .wrongContext)
+        kept.title = "b"                                            // a typed setter cannot throw:
+        #expect(kept.title == "a")                                  // nothing changes
         #expect(changed?.title == "unsaved")                        // the abandoned change, never saved
         #expect(try Context(store: store).fetch(FetchRequest<Note>(sortDescriptors: [SortKey("title")])).map(\.title) == ["a", "b", "c"])
         // Such an object goes into no other context: its ID fetches it afresh.
