@@ -192,6 +192,26 @@ import Testing
         }
     }
 
+    /// FuzzPredicate (Corpus/FuzzPredicate/long-subtraction-chain): a chain of over 100 terms
+    /// printed with a parenthesis per operator, past the parser's nesting limit, so the printed
+    /// text did not read back. Arithmetic now prints with only the parentheses precedence needs.
+    @Test func arithmeticPrintsWithOnlyTheParenthesesItNeeds() throws {
+        let chain = (0..<300).map { "n\($0)" }.joined(separator: " - ")
+        let long = try QueryPredicate(format: "\(chain) == 0")
+        #expect(long.description == "\(chain) == 0")
+        #expect(try QueryPredicate(format: long.description) == long)
+        for (format, printed) in [
+            ("(a + b) * c == 1", "(a + b) * c == 1"), ("a - (b - c) == 1", "a - (b - c) == 1"),
+            ("((a * b) + c) == 1", "a * b + c == 1"), ("a / (b * c) == 1", "a / (b * c) == 1"),
+            ("-(a - b) == 1", "-(a - b) == 1"), ("(-x).y == 1", "(-x).y == 1"), ("a - -b == 1", "a - -b == 1"),
+            ("(a MOD 2) + (b DIV 3) == 1", "a MOD 2 + b DIV 3 == 1"),
+        ] {
+            let p = try QueryPredicate(format: format)
+            #expect(p.description == printed, "\(format)")
+            #expect(try QueryPredicate(format: p.description) == p, "\(format) printed as \(p.description)")
+        }
+    }
+
     /// Errors found only once the arguments are in still say where (issue #8: "a typed error
     /// with a position"), whether the format was parsed as a template or directly (`%K`).
     @Test func argumentErrorsHaveAPosition() throws {

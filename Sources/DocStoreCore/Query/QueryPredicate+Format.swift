@@ -122,14 +122,35 @@ extension QueryExpression: CustomStringConvertible {
         case .evaluatedObject: "SELF"
         case .variable(let name): "$" + name
         case .keyPath(let base, let names):
-            (base == .evaluatedObject ? "" : base.description + ".") + names.map(Self.name).joined(separator: ".")
+            (base == .evaluatedObject ? "" : base.operandText + ".") + names.map(Self.name).joined(separator: ".")
         case .aggregate(let op, let base, let names):
-            ([base.description, op.rawValue] + names.map(Self.name)).joined(separator: ".")
+            ([base.operandText, op.rawValue] + names.map(Self.name)).joined(separator: ".")
         case .subquery(let collection, let v, let p): "SUBQUERY(\(collection), $\(v), \(p))"
-        case .arithmetic(let op, let a, let b): "(\(a) \(op.rawValue) \(b))"
-        case .negated(let a): "-\(a)"
+        case .arithmetic(let op, let a, let b):
+            // Left-associative: parentheses only where precedence needs them, so a long chain
+            // prints flat and reads back without nesting (FuzzPredicate found `a - b - …` of
+            // over 100 terms printing as 100 nested parentheses, past the parser's depth limit).
+            (a.arithmeticPrecedence.map { $0 < op.precedence } == true ? "(\(a))" : a.description)
+                + " \(op.rawValue) "
+                + (b.arithmeticPrecedence.map { $0 <= op.precedence } == true ? "(\(b))" : b.description)
+        case .negated(let a): a.arithmeticPrecedence == nil ? "-\(a)" : "-(\(a))"
         case .conditional(let p, let a, let b): "(\(p) ? \(a) : \(b))"
         case .coalesce(let a, let b): "(\(a) ?? \(b))"
+        }
+    }
+
+    /// The precedence of a binary arithmetic expression (nil for anything else).
+    var arithmeticPrecedence: Int? {
+        if case .arithmetic(let op, _, _) = self { return op.precedence }
+        return nil
+    }
+
+    /// The expression as the base of a key path: in parentheses when it is arithmetic, negated
+    /// or a number, which would otherwise read back differently (`(a - b).y`, `(-x).y`, `(5).y`).
+    var operandText: String {
+        switch self {
+        case .arithmetic, .negated, .constant(.int), .constant(.double), .constant(.float), .constant(.decimal): "(\(description))"
+        default: description
         }
     }
 

@@ -159,4 +159,12 @@ public enum QueryArithmetic: String, Sendable, Hashable {
     case integerDivide = "DIV"
     /// The remainder of integer division, with the dividend's sign (Swift's `%`): `7 MOD 2` is 1.
     case remainder = "MOD"
+
+    /// How tightly it binds: `*`, `/`, `DIV` and `MOD` (1) before `+` and `-` (0).
+    var precedence: Int {
+        switch self {
+        case .add, .subtract: 0
+        case .multiply, .divide, .integerDivide, .remainder: 1
+        }
+    }
 }
