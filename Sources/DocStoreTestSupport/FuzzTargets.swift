@@ -51,24 +51,30 @@ public enum FuzzTargets {
     public static func walRecord(_ data: [UInt8]) -> String? {
         guard let mode = data.first else { return nil }
         var wal = Array(data.dropFirst())
-        if wal.count >= 32 {
-            if mode & 1 != 0 {
-                wal.replaceSubrange(4..<12, with: Array("DSWALOG1".utf8))
-                wal.replaceSubrange(12..<14, with: [2, 0])   // major 2, little-endian
-                setU32(&wal, 0, CRC32C.checksum(Array(wal[4..<32])))
-            }
-            var offset = 32
-            var lsn = u64(wal, 24)
-            while offset + 32 <= wal.count {
-                let end = offset + 32 + Int(u32(wal, offset + 4))
-                guard end <= wal.count else { break }
-                if mode & 2 != 0 {
-                    setU64(&wal, offset + 8, lsn)
-                    setU64(&wal, offset + 16, u64(wal, 16))
-                    lsn &+= 1
+        let headerSize = WALFormat.headerSize, recordHeaderSize = WALFormat.recordHeaderSize
+        if wal.count >= headerSize {
+            wal.withUnsafeMutableBytes { raw in
+                // The header as the writer encodes it, with the fuzzed generation and start LSN.
+                if mode & 1 != 0 {
+                    let header = WALFormat.Header(generation: raw.u64(16), startLSN: LSN(raw.u64(24))).encode()
+                    header.withUnsafeBytes { raw.copyMemory(from: $0) }
                 }
-                if mode & 4 != 0 { setU32(&wal, offset, CRC32C.checksum(Array(wal[(offset + 4)..<end]))) }
-                offset = end
+                // Record header: crc u32 | storedLength u32 | lsn u64 | generation u64 | … (Format/wal.md).
+                var offset = headerSize
+                var lsn = raw.u64(24)
+                while offset + recordHeaderSize <= raw.count {
+                    let end = offset + recordHeaderSize + Int(raw.u32(offset + 4))
+                    guard end <= raw.count else { break }
+                    if mode & 2 != 0 {
+                        raw.setU64(offset + 8, lsn)
+                        raw.setU64(offset + 16, raw.u64(16))
+                        lsn &+= 1
+                    }
+                    if mode & 4 != 0 {
+                        raw.setU32(offset, CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[(offset + 4)..<end])))
+                    }
+                    offset = end
+                }
             }
         }
         let report: WALReadReport
@@ -79,7 +85,7 @@ public enum FuzzTargets {
         }
         // The report describes the bytes: records lie end to end from the header, in LSN order,
         // and the valid end and the preallocated tail fit in the file.
-        var expectedOffset: UInt64 = 32
+        var expectedOffset = UInt64(headerSize)
         for (i, record) in report.records.enumerated() {
             if record.offset != expectedOffset { return "record \(i) at offset \(record.offset), expected \(expectedOffset)" }
             if let start = report.startLSN, record.lsn.rawValue != start.rawValue &+ UInt64(i) { return "record \(i) has \(record.lsn)" }
@@ -100,10 +106,13 @@ public enum FuzzTargets {
         var page = Array(data.dropFirst().prefix(4096))
         page += [UInt8](repeating: 0, count: 4096 - page.count)
         let number: UInt64 = mode & 4 != 0 ? 0 : 2
-        if mode & 2 != 0, number != 0 { setU64(&page, 8, number) }
-        if mode & 1 != 0 {
-            let end = number == 0 ? 128 : 4096   // a meta page's checksum covers its 128-byte record
-            setU32(&page, 0, CRC32C.checksum(Array(page[4..<end])))
+        page.withUnsafeMutableBytes { raw in
+            // Page header: crc u32 | type | flags | count | page number u64 | … (Format/page-file.md).
+            if mode & 2 != 0, number != 0 { raw.setU64(8, number) }
+            if mode & 1 != 0 {
+                let end = number == 0 ? MetaPage.size : raw.count   // a meta page's checksum covers its record
+                raw.setU32(0, CRC32C.checksum(UnsafeRawBufferPointer(rebasing: raw[4..<end])))
+            }
         }
         let summary = PageSummary(decoding: page, number: PageNumber(number), file: "fuzz-page")
         // A node page that passed validation yields one key per cell (key order is the
@@ -114,11 +123,6 @@ public enum FuzzTargets {
         if summary.isMeta, summary.problem == nil, summary.meta == nil { return "a valid meta page decoded to nothing" }
         return nil
     }
-
-    private static func u32(_ b: [UInt8], _ at: Int) -> UInt32 { (0..<4).reduce(0) { $0 | UInt32(b[at + $1]) << (8 * $1) } }
-    private static func u64(_ b: [UInt8], _ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(b[at + $1]) << (8 * $1) } }
-    private static func setU32(_ b: inout [UInt8], _ at: Int, _ v: UInt32) { for i in 0..<4 { b[at + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) } }
-    private static func setU64(_ b: inout [UInt8], _ at: Int, _ v: UInt64) { for i in 0..<8 { b[at + i] = UInt8(truncatingIfNeeded: v >> (8 * i)) } }
 
     /// `operations` (differential): the input drives engine operations against an ordered-map
     /// model. Any difference is returned as a finding.

@@ -82,7 +82,7 @@ import Testing
         #expect(try c.fetch(Folder.self).map(\.name) == ["Inbox"])
     }
 
-    @Test func aContextWithoutChangesIsFreedWhenItsObjectsAreDroppedFirst() throws {
+    @Test func aContextWithoutChangesIsFreedWithItsObjects() throws {
         let store = try seeded()
         let watch = Watch()
         do {

@@ -225,7 +225,6 @@ public final class Context {
     func attachNew(_ object: ManagedObject, _ entity: EntityInfo, key: UInt64? = nil, awake: Bool = true) {
         object.entityInfo = entity
         object.context = self
-        object.storeIdentifier = store.identifier
         object.key = key ?? store.nextKey(for: entity)
         object.flags = [.inserted, .recordChanged]
         var values = entity.defaults

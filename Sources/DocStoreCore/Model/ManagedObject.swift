@@ -70,8 +70,6 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     @exclusivity(unchecked) final var key: UInt64 = 0
     /// Weak: the app owns its contexts (see the file comment).
     @exclusivity(unchecked) final weak var context: Context?
-    /// The store the object's ID names, kept so the ID outlives the context.
-    @exclusivity(unchecked) final var storeIdentifier: UUID? = nil
     @exclusivity(unchecked) final var flags: ObjectFlags = []
     @exclusivity(unchecked) final var values: [StoredValue] = []
     @exclusivity(unchecked) final var toMany: ToManyStates? = nil
@@ -101,7 +99,6 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         entityInfo = token.entity
         key = token.key
         context = token.context
-        storeIdentifier = token.context.store.identifier
         flags = .fault
         values = []
         unattachedLinks = nil
@@ -119,7 +116,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// An object not yet inserted, or whose insert was rolled back, has no ID; this returns nil
     /// for it.
     public final var objectID: ObjectID? {
-        guard key != 0, let entityInfo, let storeIdentifier else { return nil }
+        guard key != 0, let entityInfo, let storeIdentifier = entityInfo.storeIdentifier else { return nil }
         return ObjectID(store: storeIdentifier, entity: entityInfo.name, key: key)
     }
 

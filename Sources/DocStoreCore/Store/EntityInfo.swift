@@ -144,10 +144,14 @@ final class EntityInfo: Sendable {
     let compoundIndexes: [CompoundIndex]
     /// Its name and its ancestors' (nearest first): what `@entities` gives in a query.
     let lineageNames: [String]
+    /// The open store's identifier, which its objects' IDs name; nil in a model built for a
+    /// migration, a dump or a summary rather than for an open store.
+    let storeIdentifier: UUID?
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
          objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>,
-         compoundIndexes: [CompoundIndex], lineageNames: [String]) {
+         compoundIndexes: [CompoundIndex], lineageNames: [String], storeIdentifier: UUID?) {
+        self.storeIdentifier = storeIdentifier
         self.compoundIndexes = compoundIndexes
         self.lineageNames = lineageNames
         self.name = name
@@ -247,7 +251,7 @@ struct StoreModel: Sendable {
         return PrimaryKey.make(entity: entity.id, sequence: number)
     }
 
-    init(catalog: Catalog, classes: [String: ManagedObject.Type]) {
+    init(catalog: Catalog, classes: [String: ManagedObject.Type], storeIdentifier: UUID? = nil) {
         let schema = catalog.schema
         var indexByName: [String: Int] = [:]
         for (i, e) in schema.entities.enumerated() { indexByName[e.name] = i }
@@ -308,7 +312,7 @@ struct StoreModel: Sendable {
                 name: e.name, id: catalog.entityID(e.name), index: i, description: e,
                 recordsTree: "records.\(catalog.entityID(root.name))",
                 objectClass: classes[e.name] ?? ManagedObject.self, properties: properties, kindIDs: kinds,
-                compoundIndexes: compound, lineageNames: lineage.map(\.name)))
+                compoundIndexes: compound, lineageNames: lineage.map(\.name), storeIdentifier: storeIdentifier))
         }
         entities = infos
         byName = indexByName

@@ -118,7 +118,7 @@ public final class Store: Sendable {
         do {
             let catalog = try Store.loadCatalog(engine: engine, schema: schema, classes: classes, versionIdentifier: versionIdentifier)
             self.catalog = catalog
-            self.model = StoreModel(catalog: catalog, classes: classes)
+            self.model = StoreModel(catalog: catalog, classes: classes, storeIdentifier: engine.storeID)
             self.sequences = Locked(try Store.loadSequences(engine: engine, catalog: catalog))
         } catch {
             try? engine.close()

@@ -1,33 +1,34 @@
 // Little-endian fixed-width field access on raw buffers, the way every page and record is read and
 // written (Format/FORMAT.md § Conventions: little-endian throughout). Loads are unaligned; callers
 // check bounds first (page layouts have fixed offsets; variable ones go through ByteReader).
+// Package-visible so test support fixes up fields (the fuzz targets) the way the engine reads them.
 
 extension UnsafeRawBufferPointer {
-    @inline(__always) func u8(_ offset: Int) -> UInt8 { self[offset] }
-    @inline(__always) func u16(_ offset: Int) -> UInt16 {
+    @inline(__always) package func u8(_ offset: Int) -> UInt8 { self[offset] }
+    @inline(__always) package func u16(_ offset: Int) -> UInt16 {
         UInt16(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt16.self))
     }
-    @inline(__always) func u32(_ offset: Int) -> UInt32 {
+    @inline(__always) package func u32(_ offset: Int) -> UInt32 {
         UInt32(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt32.self))
     }
-    @inline(__always) func u64(_ offset: Int) -> UInt64 {
+    @inline(__always) package func u64(_ offset: Int) -> UInt64 {
         UInt64(littleEndian: loadUnaligned(fromByteOffset: offset, as: UInt64.self))
     }
 }
 
 extension UnsafeMutableRawBufferPointer {
-    @inline(__always) func u8(_ offset: Int) -> UInt8 { self[offset] }
-    @inline(__always) func u16(_ offset: Int) -> UInt16 { UnsafeRawBufferPointer(self).u16(offset) }
-    @inline(__always) func u32(_ offset: Int) -> UInt32 { UnsafeRawBufferPointer(self).u32(offset) }
-    @inline(__always) func u64(_ offset: Int) -> UInt64 { UnsafeRawBufferPointer(self).u64(offset) }
-    @inline(__always) func setU8(_ offset: Int, _ v: UInt8) { self[offset] = v }
-    @inline(__always) func setU16(_ offset: Int, _ v: UInt16) {
+    @inline(__always) package func u8(_ offset: Int) -> UInt8 { self[offset] }
+    @inline(__always) package func u16(_ offset: Int) -> UInt16 { UnsafeRawBufferPointer(self).u16(offset) }
+    @inline(__always) package func u32(_ offset: Int) -> UInt32 { UnsafeRawBufferPointer(self).u32(offset) }
+    @inline(__always) package func u64(_ offset: Int) -> UInt64 { UnsafeRawBufferPointer(self).u64(offset) }
+    @inline(__always) package func setU8(_ offset: Int, _ v: UInt8) { self[offset] = v }
+    @inline(__always) package func setU16(_ offset: Int, _ v: UInt16) {
         storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt16.self)
     }
-    @inline(__always) func setU32(_ offset: Int, _ v: UInt32) {
+    @inline(__always) package func setU32(_ offset: Int, _ v: UInt32) {
         storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt32.self)
     }
-    @inline(__always) func setU64(_ offset: Int, _ v: UInt64) {
+    @inline(__always) package func setU64(_ offset: Int, _ v: UInt64) {
         storeBytes(of: v.littleEndian, toByteOffset: offset, as: UInt64.self)
     }
 }

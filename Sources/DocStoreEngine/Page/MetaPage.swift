@@ -14,7 +14,7 @@ import Foundation
 /// The decoded meta record of a checkpoint.
 public struct MetaPage: Sendable, Equatable {
     static let magic: [UInt8] = Array("DOCSTORE".utf8)
-    static let size = 128
+    package static let size = 128
     /// The format version this code writes; a reader refuses any other major version.
     public static let formatMajor: UInt16 = 2
     public static let formatMinor: UInt16 = 0

@@ -7,21 +7,26 @@
 //                           rawLength u32 | flags u8 | 3 zero bytes, then storedLength bytes
 //                           crc = CRC32C of bytes 4..<32 + storedLength; flags bit 0 = LZ4
 
-enum WALFormat {
+package enum WALFormat {
     static let magic: [UInt8] = Array("DSWALOG1".utf8)
-    static let headerSize = 32
-    static let recordHeaderSize = 32
+    package static let headerSize = 32
+    package static let recordHeaderSize = 32
     static let flagLZ4: UInt8 = 0x01
     /// Payloads at least this long are offered to LZ4 (small ones never shrink; DESIGN.md).
     static let compressThreshold = 1024
     /// The longest payload a record may carry (u32 length).
     static let maxPayload = Int(UInt32.max) - recordHeaderSize
 
-    struct Header: Equatable {
+    package struct Header: Equatable {
         var generation: UInt64
         var startLSN: LSN
 
-        func encode() -> [UInt8] {
+        package init(generation: UInt64, startLSN: LSN) {
+            self.generation = generation
+            self.startLSN = startLSN
+        }
+
+        package func encode() -> [UInt8] {
             var b = [UInt8](repeating: 0, count: 4)
             b += WALFormat.magic
             b.appendU16(MetaPage.formatMajor)
