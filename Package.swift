@@ -15,11 +15,23 @@ let package = Package(
         .library(name: "DocStoreTestSupport", targets: ["DocStoreTestSupport"]),
         .library(name: "DocStoreQueryTestSupport", targets: ["DocStoreQueryTestSupport"]),
         .executable(name: "docstore", targets: ["DocStoreCLI"]),
+        // Sync (Format/sync.md): the messages both sides speak, the device side, and the server.
+        // An app that links only `DocStore` builds none of their dependencies.
+        .library(name: "DocStoreSyncWire", targets: ["DocStoreSyncWire"]),
+        .library(name: "DocStoreSync", targets: ["DocStoreSync"]),
+        .library(name: "DocStoreServer", targets: ["DocStoreServer"]),
+        .executable(name: "docstore-server", targets: ["DocStoreServerCLI"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         // The @Model macro (model classes declared in code, as with SwiftData).
         .package(url: "https://github.com/swiftlang/swift-syntax", from: "603.0.0"),
+        // Sync only: deterministic object identities (SHA-256) on the device side.
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.9.0"),
+        // docstore-server only: the HTTP server and the PostgreSQL client.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
     ],
     targets: [
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
@@ -44,6 +56,26 @@ let package = Package(
                 "DocStore", "DocStoreEngine",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ]),
+        // Sync: the wire format (Foundation only; both sides and the fuzz targets decode with it),
+        // the device side (DocStore + the wire format + Foundation networking), the server
+        // library (Hummingbird + postgres-nio) and its thin executable. Client and server never
+        // import each other; only the tests import both.
+        .target(name: "DocStoreSyncWire"),
+        .target(name: "DocStoreSync", dependencies: [
+            "DocStoreCore", "DocStoreEngine", "DocStoreSyncWire",
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .target(name: "DocStoreServer", dependencies: [
+            "DocStoreSyncWire",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "DocStoreServerCLI", dependencies: [
+            "DocStoreServer",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // The child process of the real-process crash tests; not a user tool.
         .executableTarget(name: "DocStoreKillTarget", dependencies: ["DocStoreEngine", "DocStoreCore"]),
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
@@ -52,6 +84,9 @@ let package = Package(
         // Fixtures/ holds golden store files of earlier schema versions, read by path (not resources).
         .testTarget(name: "DocStoreTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreEngine", "DocStoreTestSupport", "DocStoreQueryTestSupport"],
                     exclude: ["Fixtures"]),
+        .testTarget(name: "DocStoreSyncTests", dependencies: [
+            "DocStore", "DocStoreCore", "DocStoreSync", "DocStoreSyncWire", "DocStoreServer", "DocStoreTestSupport",
+        ]),
         .testTarget(name: "DocStoreStressTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreTestSupport"]),
         .testTarget(
             name: "DocStoreMacrosTests",

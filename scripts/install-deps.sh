@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Installs the system libraries DocStore builds against, when they are missing (Debian/Ubuntu).
 # liblz4-dev: the LZ4 compression library the engine links (Sources/CLZ4).
+# --postgres adds PostgreSQL (sync tests), --browser chromium, --bench LMDB and SQLite.
 set -euo pipefail
 need=()
 [ -f /usr/include/lz4.h ] || need+=(liblz4-dev)
 if [ "${1:-}" = "--browser" ]; then
   # A headless browser for scripts/html-report-check.sh.
   command -v chromium >/dev/null || need+=(chromium)
+fi
+if [ "${1:-}" = "--postgres" ]; then
+  # PostgreSQL: the sync server's database, started by scripts/test-postgres.sh for the tests.
+  ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 fi
 if [ "${1:-}" = "--bench" ]; then
   [ -f /usr/include/lmdb.h ] || need+=(liblmdb-dev)

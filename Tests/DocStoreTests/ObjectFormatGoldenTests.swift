@@ -86,6 +86,20 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         #expect(chunks.count == 1)
         out.append(Example(document: "history.md", name: "history-transaction", text: hex(chunks.first ?? [])))
 
+        // Format 2 (a synced store): the same save with its values and links. Note 3's title
+        // (field 5) became "Eggs" and its folder (field 10) Folder 1; Note 7 was inserted with
+        // title "Tea" and linked to Tag 4 through its to-many `tags` (field 11).
+        var withValues = Self.historyChanges
+        withValues[1].values = [(5, .string("Eggs")), (10, .reference(PrimaryKey.make(entity: 1, sequence: 1)))]
+        withValues[2].values = [(5, .string("Tea"))]
+        withValues[2].links = [RecordedLink(fieldID: 11, target: PrimaryKey.make(entity: 3, sequence: 4), present: true)]
+        let history2 = RecordedTransaction(
+            timestamp: Date(timeIntervalSince1970: 1_795_420_800), author: "import", contextName: "background",
+            changes: withValues, hasValues: true)
+        let chunks2 = HistoryCoding.encode(history2)
+        #expect(try HistoryCoding.decode(chunks2, lsn: 9) == history2)
+        out.append(Example(document: "history.md", name: "history-transaction-values", text: hex(chunks2.first ?? [])))
+
         let schema = Schema(entities: [
             EntityDescription(name: "Folder", attributes: [
                 AttributeDescription(name: "name", type: .string, isUnique: true),

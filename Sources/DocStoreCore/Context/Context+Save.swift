@@ -28,7 +28,7 @@ extension Context {
         processPendingChanges()
         guard hasChanges else { return }
         for object in Array(changed.values) where !object.isInvalidated { object.willSave() }
-        try validatePendingChanges()
+        if remoteApply == nil { try validatePendingChanges() }
         if parent != nil { return try pushChangesToParent() }     // Context+Child CC4
         // K2: each attempt that meets conflicts resolves all it met, or throws; the store may
         // change again before the next, so the attempts are bounded.
@@ -43,7 +43,7 @@ extension Context {
                 try resolve(clashes)
             }
             guard hasChanges else { return }
-            if attempt < Self.saveAttempts { try validatePendingChanges() }
+            if attempt < Self.saveAttempts, remoteApply == nil { try validatePendingChanges() }
         }
         throw DocStoreError(.mergeConflict, "the store changed under this save \(Self.saveAttempts) times in a row; its changes are kept, save again")
     }
@@ -130,6 +130,7 @@ extension Context {
                 try batch.apply(txn)
                 // Phase 3, the history transaction (Format/history.md), in the same commit.
                 try store.appendHistory(history, txn)
+                try remoteApply?.alsoWrite(txn)
                 return HistoryToken(txn.commitLSN.rawValue)
             }
         } catch {
@@ -184,6 +185,7 @@ extension Context {
     func recordedChanges(_ objects: [ManagedObject], rewritten: Set<UInt64>) -> RecordedTransaction {
         var changes: [RecordedChange] = []
         changes.reserveCapacity(objects.count)
+        let withValues = store.recordsChangeValues.load(ordering: .acquiring)
         for o in objects {
             guard let entity = o.entityInfo else { continue }
             if o.isDeleted {
@@ -196,7 +198,14 @@ extension Context {
                 }
                 changes.append(change)
             } else if o.isInserted {
-                changes.append(RecordedChange(kind: .insert, key: o.key))
+                var change = RecordedChange(kind: .insert, key: o.key)
+                if withValues {
+                    for slot in entity.recordSlots where slot < o.values.count && !o.values[slot].isNull {
+                        change.values.append((entity.properties[slot].fieldID, o.values[slot]))
+                    }
+                    change.links = recordedLinks(of: o, entity)
+                }
+                changes.append(change)
             } else {
                 var fields: [UInt32] = []
                 if rewritten.contains(o.key) {
@@ -209,10 +218,33 @@ extension Context {
                     fields.append(entity.properties[slot].fieldID)
                 }
                 guard !fields.isEmpty else { continue }
-                changes.append(RecordedChange(kind: .update, key: o.key, fields: fields.sorted()))
+                var change = RecordedChange(kind: .update, key: o.key, fields: fields.sorted())
+                if withValues {
+                    for slot in entity.recordSlots where rewritten.contains(o.key) && slot < o.values.count {
+                        let fieldID = entity.properties[slot].fieldID
+                        if change.fields.contains(fieldID) { change.values.append((fieldID, o.values[slot])) }
+                    }
+                    change.links = recordedLinks(of: o, entity)
+                }
+                changes.append(change)
             }
         }
-        return RecordedTransaction(timestamp: Date(), author: transactionAuthor, contextName: name, changes: changes)
+        return RecordedTransaction(timestamp: Date(), author: transactionAuthor, contextName: name, changes: changes, hasValues: withValues)
+    }
+
+    /// The to-many links a save of `o` adds and removes (history format 2, HC3), by field ID.
+    private func recordedLinks(of o: ManagedObject, _ entity: EntityInfo) -> [RecordedLink] {
+        var links: [RecordedLink] = []
+        for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
+            let fieldID = entity.properties[slot].fieldID
+            if state.isNew {
+                for target in state.members ?? [] { links.append(RecordedLink(fieldID: fieldID, target: target, present: true)) }
+            } else {
+                for target in state.added.sorted() { links.append(RecordedLink(fieldID: fieldID, target: target, present: true)) }
+                for target in state.removed.sorted() { links.append(RecordedLink(fieldID: fieldID, target: target, present: false)) }
+            }
+        }
+        return links.sorted { ($0.fieldID, $0.target) < ($1.fieldID, $1.target) }
     }
 
     // MARK: - Validation (V1)

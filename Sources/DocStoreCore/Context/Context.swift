@@ -94,6 +94,10 @@ public final class Context {
     /// A batch operation's write transaction, which this (private, empty) context's queries
     /// and reads see instead of a snapshot (Batch/BatchWriter.swift); nil otherwise.
     var batchTransaction: WriteTransaction?
+    /// Set while sync applies the server's changes (Sync/Store+RemoteChanges.swift): the save
+    /// skips validation (the server's state is what it is, V1 ran on the device that made it)
+    /// and runs `alsoWrite` in its transaction, so sync's own bookkeeping commits with it.
+    var remoteApply: RemoteApply?
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {

@@ -7,6 +7,9 @@
 //        writes many bounded values rather than one huge one.
 //   HC2  decoding checks every length against the bytes and throws `.corrupt` naming the
 //        transaction and offset; it never traps.
+//   HC3  format 2 (written while the store records change values: a synced store) follows
+//        every change with the values it saved and the to-many links it added and removed;
+//        format 1 is written otherwise, byte for byte as before, and both are read.
 
 import Foundation
 internal import DocStoreEngine
@@ -20,11 +23,25 @@ struct RecordedChange: Sendable, Equatable {
     var fields: [UInt32] = []
     /// Deletes: the preserved attributes' values, by field ID ascending.
     var tombstone: [(fieldID: UInt32, value: StoredValue)] = []
+    /// Format 2, inserts and updates: the saved values of the attributes and to-one
+    /// relationships it set (inserts: every non-nil one), by field ID ascending (HC3).
+    var values: [(fieldID: UInt32, value: StoredValue)] = []
+    /// Format 2: the to-many links it added (`present`) and removed, by field ID (HC3).
+    var links: [RecordedLink] = []
 
     static func == (a: RecordedChange, b: RecordedChange) -> Bool {
         a.kind == b.kind && a.key == b.key && a.fields == b.fields
             && a.tombstone.map(\.fieldID) == b.tombstone.map(\.fieldID) && a.tombstone.map(\.value) == b.tombstone.map(\.value)
+            && a.values.map(\.fieldID) == b.values.map(\.fieldID) && a.values.map(\.value) == b.values.map(\.value)
+            && a.links == b.links
     }
+}
+
+/// A to-many link a save added or removed (history format 2).
+struct RecordedLink: Sendable, Hashable {
+    var fieldID: UInt32
+    var target: UInt64
+    var present: Bool
 }
 
 /// A transaction as the file holds it.
@@ -33,11 +50,15 @@ struct RecordedTransaction: Sendable, Equatable {
     var author: String?
     var contextName: String?
     var changes: [RecordedChange]
+    /// Whether its changes carry their values and links (format 2, HC3).
+    var hasValues = false
 }
 
 enum HistoryCoding {
     static let tree = "docstore.history"
     static let formatVersion: UInt8 = 1
+    /// The format of transactions whose changes carry values and links (HC3).
+    static let valuesFormatVersion: UInt8 = 2
     /// A chunk is closed once it holds this many bytes (HC1).
     static let chunkBytes = 16 << 10
 
@@ -65,7 +86,7 @@ enum HistoryCoding {
         var body: [UInt8] = []
         var count = 0
         func header() -> [UInt8] {
-            var out: [UInt8] = [formatVersion]
+            var out: [UInt8] = [t.hasValues ? valuesFormatVersion : formatVersion]
             if chunks.isEmpty {
                 let ms = Int64((t.timestamp.timeIntervalSince1970 * 1000).rounded())
                 out.appendU64(UInt64(bitPattern: ms))
@@ -88,6 +109,19 @@ enum HistoryCoding {
                 for (id, value) in change.tombstone {
                     body.appendVarint(UInt64(id))
                     RecordCoding.appendValue(value, to: &body)
+                }
+            }
+            if t.hasValues {
+                body.appendVarint(UInt64(change.values.count))
+                for (id, value) in change.values {
+                    body.appendVarint(UInt64(id))
+                    RecordCoding.appendValue(value, to: &body)
+                }
+                body.appendVarint(UInt64(change.links.count))
+                for link in change.links {
+                    body.appendVarint(UInt64(link.fieldID))
+                    body.append(link.present ? 1 : 0)
+                    PrimaryKey.appendBytes(link.target, to: &body)
                 }
             }
             count += 1
@@ -113,7 +147,7 @@ enum HistoryCoding {
             var r = RecordReader(bytes: raw, key: lsn)
             r.subject = "history transaction \(lsn) chunk 0"
             let version = try r.byte()
-            guard version == formatVersion else { throw r.corrupt("format \(version) is not \(formatVersion)", at: 0) }
+            guard version == formatVersion || version == valuesFormatVersion else { throw r.corrupt("format \(version) is not 1 or 2", at: 0) }
             return Date(timeIntervalSince1970: Double(Int64(bitPattern: try r.fixed(UInt64.self))) / 1000)
         }
     }
@@ -126,7 +160,12 @@ enum HistoryCoding {
                 var r = RecordReader(bytes: raw, key: lsn)
                 r.subject = "history transaction \(lsn) chunk \(n)"
                 let version = try r.byte()
-                guard version == formatVersion else { throw r.corrupt("format \(version) is not \(formatVersion)", at: 0) }
+                guard version == formatVersion || version == valuesFormatVersion else { throw r.corrupt("format \(version) is not 1 or 2", at: 0) }
+                if n == 0 {
+                    t.hasValues = version == valuesFormatVersion
+                } else if t.hasValues != (version == valuesFormatVersion) {
+                    throw r.corrupt("format \(version) differs from chunk 0's", at: 0)
+                }
                 if n == 0 {
                     let ms = Int64(bitPattern: try r.fixed(UInt64.self))
                     t.timestamp = Date(timeIntervalSince1970: Double(ms) / 1000)
@@ -155,6 +194,25 @@ enum HistoryCoding {
                         for _ in 0..<m {
                             let id = UInt32(truncatingIfNeeded: try r.varint())
                             change.tombstone.append((id, try r.value()))
+                        }
+                    }
+                    if t.hasValues {
+                        let m = try r.varint()
+                        guard m <= UInt64(raw.count) else { throw r.corrupt("\(m) values cannot fit", at: r.offset) }
+                        for _ in 0..<m {
+                            let id = UInt32(truncatingIfNeeded: try r.varint())
+                            change.values.append((id, try r.value()))
+                        }
+                        let l = try r.varint()
+                        guard l <= UInt64(raw.count) else { throw r.corrupt("\(l) links cannot fit", at: r.offset) }
+                        for _ in 0..<l {
+                            let id = UInt32(truncatingIfNeeded: try r.varint())
+                            let flagAt = r.offset
+                            let flag = try r.byte()
+                            guard flag <= 1 else { throw r.corrupt("link flag \(flag) is not 0 or 1", at: flagAt) }
+                            var target: UInt64 = 0
+                            for _ in 0..<8 { target = target << 8 | UInt64(try r.byte()) }
+                            change.links.append(RecordedLink(fieldID: id, target: target, present: flag == 1))
                         }
                     }
                     t.changes.append(change)

@@ -47,36 +47,7 @@ extension Store {
     public func history(after token: HistoryToken? = nil, entities: [String]? = nil, author: String? = nil,
                         contextName: String? = nil) throws(DocStoreError) -> [HistoryTransaction] {
         let kinds = try entityKinds(entities)
-        let raw: [(UInt64, RecordedTransaction)] = try read { txn in
-            guard try txn.treeExists(HistoryCoding.tree) else { return [] }
-            var out: [(UInt64, RecordedTransaction)] = []
-            var cursor = try txn.cursor(in: HistoryCoding.tree)
-            let start = token.map { HistoryCoding.key(lsn: $0.value &+ 1, chunk: 0) } ?? []
-            var entry = token?.value == UInt64.max ? nil : try cursor.seek(to: start)
-            var chunks: [[UInt8]] = []
-            var current: UInt64?
-            func flush() throws {
-                guard let lsn = current else { return }
-                out.append((lsn, try HistoryCoding.decode(chunks, lsn: lsn)))
-                chunks = []
-            }
-            while let (k, v) = entry {
-                guard let (lsn, chunk) = HistoryCoding.parseKey(k) else {
-                    throw DocStoreError(.corrupt, "the history tree holds a key of \(k.count) bytes, not 10")
-                }
-                if lsn != current {
-                    try flush()
-                    current = lsn
-                    guard chunk == 0 else { throw DocStoreError(.corrupt, "history transaction \(lsn) lacks its first chunk") }
-                } else if Int(chunk) != chunks.count {
-                    throw DocStoreError(.corrupt, "history transaction \(lsn) skips from chunk \(chunks.count - 1) to \(chunk)")
-                }
-                chunks.append(v)
-                entry = try cursor.next()
-            }
-            try flush()
-            return out
-        }
+        let raw = try recordedTransactions(after: token?.value, limit: Int.max)
         var result: [HistoryTransaction] = []
         for (lsn, t) in raw {
             if let author, t.author != author { continue }
@@ -89,6 +60,40 @@ extension Store {
             result.append(HistoryTransaction(recorded, lsn: lsn, origin: 0, model: model, storeID: identifier))
         }
         return result
+    }
+
+    /// The transactions committed after `token` (all when nil), oldest first, at most `limit`,
+    /// read in one snapshot (SH2).
+    func recordedTransactions(after token: UInt64?, limit: Int) throws(DocStoreError) -> [(UInt64, RecordedTransaction)] {
+        try read { txn in
+            guard try txn.treeExists(HistoryCoding.tree) else { return [] }
+            var out: [(UInt64, RecordedTransaction)] = []
+            var cursor = try txn.cursor(in: HistoryCoding.tree)
+            let start = token.map { HistoryCoding.key(lsn: $0 &+ 1, chunk: 0) } ?? []
+            var entry = token == UInt64.max ? nil : try cursor.seek(to: start)
+            var chunks: [[UInt8]] = []
+            var current: UInt64?
+            while let (k, v) = entry {
+                guard let (lsn, chunk) = HistoryCoding.parseKey(k) else {
+                    throw DocStoreError(.corrupt, "the history tree holds a key of \(k.count) bytes, not 10")
+                }
+                if lsn != current {
+                    if let done = current {
+                        out.append((done, try HistoryCoding.decode(chunks, lsn: done)))
+                        chunks = []
+                        if out.count >= limit { return out }
+                    }
+                    current = lsn
+                    guard chunk == 0 else { throw DocStoreError(.corrupt, "history transaction \(lsn) lacks its first chunk") }
+                } else if Int(chunk) != chunks.count {
+                    throw DocStoreError(.corrupt, "history transaction \(lsn) skips from chunk \(chunks.count - 1) to \(chunk)")
+                }
+                chunks.append(v)
+                entry = try cursor.next()
+            }
+            if let done = current { out.append((done, try HistoryCoding.decode(chunks, lsn: done))) }
+            return out
+        }
     }
 
     /// The token of the last committed transaction in history, or nil when there is none.
@@ -104,7 +109,8 @@ extension Store {
     /// Deletes the history up to and including `token` (Core Data's `deleteHistory(before:)`
     /// keeps the token's own transaction; DocStore's readers ask for history *after* a token, so
     /// everything up to it is what they have handled). Returns the number of transactions
-    /// deleted (SH3).
+    /// deleted (SH3). In a synced store, history the server has not acknowledged yet is kept
+    /// whatever the token (the retention hold, Store+SyncSupport SS2).
     @discardableResult
     public func deleteHistory(through token: HistoryToken) throws(DocStoreError) -> Int {
         try purgeHistory { lsn, _ in lsn <= token.value }
@@ -120,6 +126,8 @@ extension Store {
     private func purgeHistory(_ isOld: @escaping (UInt64, Date) -> Bool) throws(DocStoreError) -> Int {
         try write { txn -> Int in
             guard try txn.treeExists(HistoryCoding.tree) else { return 0 }
+            // SS2: sync has not had the server acknowledge what comes after its hold.
+            let hold = try retentionHold(txn)
             var doomed: [[UInt8]] = []
             var count = 0
             var cursor = try txn.cursor(in: HistoryCoding.tree)
@@ -129,6 +137,7 @@ extension Store {
                 guard let (lsn, chunk) = HistoryCoding.parseKey(k) else {
                     throw DocStoreError(.corrupt, "the history tree holds a key of \(k.count) bytes, not 10")
                 }
+                if let hold, lsn > hold { break }
                 if chunk == 0 {
                     let header = try HistoryCoding.decodeHeader(v, lsn: lsn)
                     if isOld(lsn, header) { count += 1 } else { keeping = true; break }

@@ -43,6 +43,9 @@ public final class Store: Sendable {
     let changeHub = ChangeHub()
     /// Set once a save made the history tree (Store+History SH1).
     let historyTreeExists = Atomic<Bool>(false)
+    /// Whether saves record their values and links in history (format 2): set while the store
+    /// has the sync tree (Store+SyncSupport.swift), from open on.
+    let recordsChangeValues = Atomic<Bool>(false)
 
     /// Opens (or creates) the store at `url` for `schema`.
     ///
@@ -124,6 +127,12 @@ public final class Store: Sendable {
             try? engine.close()
             throw error
         }
+        let synced: Bool
+        do { synced = try engine.read { try $0.treeExists(Store.syncTree) } } catch {
+            try? engine.close()
+            throw Store.storageError(error)
+        }
+        recordsChangeValues.store(synced, ordering: .releasing)
         self.engineBox = Locked(engine)
         self.identifier = engine.storeID
         self.schema = schema

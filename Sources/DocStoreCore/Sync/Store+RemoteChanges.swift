@@ -1,0 +1,111 @@
+// Store+RemoteChanges: applying the server's changes to a store as one save (Format/sync.md §
+// Applying). The device side of sync (DocStoreSync) maps global IDs to primary keys and decides
+// which fields win; this file turns its decisions into context operations, so inverses and
+// delete rules are kept exactly as for a local save, and saves them with sync's author so they
+// are never pushed back.
+//
+//   RA1 one call is one save: the changes, the history transaction (authored by sync) and
+//       sync's own bookkeeping (`alsoWrite`: ID mappings, the cursor) commit together or not
+//       at all, so a crash can neither apply a change twice nor lose its mapping.
+//   RA2 validation is skipped: the server's state was validated on the device that made it,
+//       and a replica must take it even while a parent is still on its way.
+//   RA3 an operation naming an object this store does not have (deleted here meanwhile) is
+//       skipped, never an error: the server's feed decides what exists.
+//   RA4 the objects a call inserts exist before its first operation runs, so a reference or
+//       link to an object later in the same page resolves, whatever the order.
+
+import Foundation
+package import DocStoreEngine
+
+/// A save's hook while sync applies remote changes (RA1).
+final class RemoteApply {
+    let alsoWrite: (WriteTransaction) throws -> Void
+    init(_ alsoWrite: @escaping (WriteTransaction) throws -> Void) { self.alsoWrite = alsoWrite }
+}
+
+/// One change sync applies, with primary keys already resolved.
+package enum RemoteOperation: Sendable {
+    /// Sets attributes and to-one relationships (`.reference(key)` or `.null`) of the object
+    /// `key`, inserting it first when `isNew` (with the key sync reserved).
+    case upsert(entity: String, key: UInt64, isNew: Bool, values: [String: StoredValue])
+    /// Adds (`present`) or removes a to-many link.
+    case link(key: UInt64, relationship: String, target: UInt64, present: Bool)
+    /// Deletes the object, with its delete rules.
+    case delete(key: UInt64)
+}
+
+/// What applying came to.
+package struct RemoteApplyReport: Sendable {
+    /// The history token of the save, or nil when nothing changed.
+    package var token: UInt64?
+    /// Operations skipped because their object is not here (RA3).
+    package var skipped = 0
+}
+
+extension Store {
+    /// Applies `operations` in order as one save authored `author`, with `alsoWrite` in its
+    /// transaction (RA1); when nothing changes, `alsoWrite` still runs, in a write of its own.
+    package func applyRemote(_ operations: [RemoteOperation], author: String,
+                             alsoWrite: @escaping (WriteTransaction) throws -> Void) throws(DocStoreError) -> RemoteApplyReport {
+        let context = Context(store: self, name: "sync")
+        context.transactionAuthor = author
+        context.remoteApply = RemoteApply(alsoWrite)
+        var report = RemoteApplyReport()
+        func existing(_ key: UInt64) throws(DocStoreError) -> ManagedObject? {
+            guard let entity = model.entity(ofKey: key) else { return nil }
+            if let o = context.registry[key]?.takeUnretainedValue(), o.isInserted { return o.isDeleted ? nil : o }
+            do {
+                let o = try context.existingObject(with: ObjectID(store: identifier, entity: entity.name, key: key))
+                return o.isDeleted ? nil : o
+            } catch where error.code == .objectNotFound { return nil }
+        }
+        // RA4: new objects exist before any operation refers to them.
+        for case .upsert(let name, let key, true, _) in operations {
+            guard let entity = model.entity(named: name), !entity.description.isAbstract else { continue }
+            let object = entity.objectClass.init(_$fault: _$FaultToken(entity: entity, key: 0, context: context))
+            context.attachNew(object, entity, key: key, awake: false)
+        }
+        for operation in operations {
+            switch operation {
+            case .upsert(let name, let key, _, let values):
+                guard let entity = model.entity(named: name), !entity.description.isAbstract,
+                      let object = try existing(key) else { report.skipped += 1; continue }
+                for (propertyName, value) in values.sorted(by: { $0.key < $1.key }) {
+                    guard let slot = entity.slotByName[propertyName] else { continue }
+                    let p = entity.properties[slot]
+                    switch p.kind {
+                    case .attribute(let a):
+                        guard value.isNull || value.fits(a.type) else { continue }
+                        try context.setStored(value, of: object, slot: slot)
+                    case .toOne:
+                        if case .reference(let target) = value, let t = try existing(target) {
+                            try context.setToOne(t, of: object, p)
+                        } else if value.isNull {
+                            try context.setToOne(nil, of: object, p)
+                        } else {
+                            report.skipped += 1
+                        }
+                    case .toMany:
+                        continue
+                    }
+                }
+            case .link(let key, let relationship, let target, let present):
+                guard let object = try existing(key), let entity = object.entityInfo,
+                      let slot = entity.slotByName[relationship], entity.properties[slot].isToMany,
+                      let t = try existing(target) else { report.skipped += 1; continue }
+                let p = entity.properties[slot]
+                if present { try context.addLink(object, p, t) } else { try context.removeLink(object, p, t) }
+            case .delete(let key):
+                guard let object = try existing(key) else { report.skipped += 1; continue }
+                try context.delete(object)
+            }
+        }
+        if context.hasChanges {
+            try context.save()
+            report.token = try lastHistoryToken()?.value
+        } else {
+            try write { txn in try alsoWrite(txn) }
+        }
+        return report
+    }
+}

@@ -1,0 +1,195 @@
+// SyncDatabase: the server's only state, in PostgreSQL (Format/sync.md § Server tables). Every
+// server process is stateless: any number of them can serve one database.
+//
+//   F1  the feed never lets a reader skip a row: every push takes the transaction-scoped
+//       advisory lock `feedLock` before it draws a `seq`, and holds it until it commits, so
+//       feed rows become visible in `seq` order. A reader that sees `seq` s sees every row
+//       below s; `WHERE seq > cursor` is then exact. (A plain sequence is not: a transaction
+//       that drew s-1 may commit after one that drew s — Format/sync.md § Pull.)
+//   F2  a push is applied at most once per (device, transaction): the pushes table's primary
+//       key is the guard, in the same PostgreSQL transaction as the changes.
+//   F3  a push is atomic: its changes, feed rows and push records commit together or not at
+//       all; a refused push (a device mismatch, an incompatible schema) writes nothing.
+
+import Crypto
+import DocStoreSyncWire
+import Foundation
+import Logging
+import PostgresNIO
+
+/// The server's tables and the push and pull transactions over them.
+public struct SyncDatabase: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+    /// The advisory lock every push holds while it writes (F1).
+    static let feedLock: Int64 = 0x646f_6373_746f_7265   // "docstore"
+
+    public init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger
+    }
+
+    /// Creates the tables when missing (under the feed lock, so two servers starting together
+    /// do not race).
+    public func prepare() async throws {
+        try await client.withTransaction(logger: logger) { conn in
+            try await conn.query("SELECT pg_advisory_xact_lock(\(Self.feedLock))", logger: logger)
+            try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_devices (device text PRIMARY KEY, secret_sha256 text NOT NULL)
+                """, logger: logger)
+            try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_pushes (device text NOT NULL, tx bigint NOT NULL, PRIMARY KEY (device, tx))
+                """, logger: logger)
+            try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_objects (id uuid PRIMARY KEY, state text NOT NULL)
+                """, logger: logger)
+            try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_links (source uuid NOT NULL, relationship text NOT NULL, target uuid NOT NULL,
+                    present boolean NOT NULL, clock bigint NOT NULL, device text NOT NULL, PRIMARY KEY (source, relationship, target))
+                """, logger: logger)
+            try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_feed (seq bigserial PRIMARY KEY, entry text NOT NULL)
+                """, logger: logger)
+            try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_fields (entity text NOT NULL, field text NOT NULL, kind text NOT NULL,
+                    PRIMARY KEY (entity, field))
+                """, logger: logger)
+        }
+    }
+
+    /// Applies a push (F1–F3) and says what was accepted and set aside.
+    func push(_ request: PushRequest, now: Int64) async throws -> PushResponse {
+        try await client.withTransaction(logger: logger) { conn in
+            try await conn.query("SELECT pg_advisory_xact_lock(\(Self.feedLock))", logger: logger)
+            try await checkDevice(request, conn)
+            try await checkSchema(request.schema, conn)
+            var accepted: [UInt64] = []
+            var conflicts: [SyncConflict] = []
+            let bound = HybridTimestamp(milliseconds: now + SyncProtocol.maximumClockDriftMilliseconds, counter: UInt16.max)
+            for transaction in request.transactions {
+                let fresh = try await conn.query("""
+                    INSERT INTO docstore_pushes (device, tx) VALUES (\(request.device), \(Int64(bitPattern: transaction.id)))
+                    ON CONFLICT DO NOTHING RETURNING tx
+                    """, logger: logger)
+                var inserted = false
+                for try await _ in fresh { inserted = true }
+                accepted.append(transaction.id)
+                guard inserted else { continue }     // F2: applied by an earlier, unanswered push
+                var clock = transaction.clock
+                if clock > bound {                   // C3
+                    clock = bound
+                    for change in transaction.changes {
+                        conflicts.append(SyncConflict(kind: .clockHeldBack, entity: change.entity, id: change.id, transaction: transaction.id))
+                    }
+                }
+                for change in transaction.changes {
+                    conflicts += try await apply(change, clock: clock, device: request.device, transaction: transaction.id, conn)
+                }
+            }
+            return PushResponse(accepted: accepted, conflicts: conflicts, serverTime: now)
+        }
+    }
+
+    /// The feed after `request.after` (F1).
+    func pull(_ request: PullRequest, now: Int64) async throws -> PullResponse {
+        guard request.after >= 0, request.limit > 0 else {
+            throw SyncWireError(.invalidArgument, "a pull needs a cursor ≥ 0 and a limit ≥ 1 (got \(request.after), \(request.limit))")
+        }
+        let limit = min(request.limit, SyncProtocol.maximumPullLimit)
+        return try await client.withConnection { conn in
+            var newest: Int64 = 0
+            for try await (top,) in try await conn.query("SELECT coalesce(max(seq), 0) FROM docstore_feed", logger: logger).decode((Int64,).self) {
+                newest = top
+            }
+            guard request.after <= newest else {
+                throw SyncWireError(.invalidArgument, "cursor \(request.after) is from the future: the feed ends at \(newest)")
+            }
+            var entries: [FeedEntry] = []
+            let rows = try await conn.query("""
+                SELECT seq, entry FROM docstore_feed WHERE seq > \(request.after) ORDER BY seq LIMIT \(limit + 1)
+                """, logger: logger)
+            for try await (seq, text) in rows.decode((Int64, String).self) {
+                var entry = try WireCoding.decode(FeedEntry.self, from: Data(text.utf8))
+                entry.seq = seq
+                entries.append(entry)
+            }
+            let hasMore = entries.count > limit
+            if hasMore { entries.removeLast() }
+            return PullResponse(entries: entries, cursor: entries.last?.seq ?? request.after, hasMore: hasMore, serverTime: now)
+        }
+    }
+
+    // MARK: - Steps of a push
+
+    /// The first secret a device ID pushes with is its own; another is refused (F3).
+    private func checkDevice(_ request: PushRequest, _ conn: PostgresConnection) async throws {
+        let digest = SHA256.hash(data: Data(request.deviceSecret.utf8)).map { String(format: "%02x", $0) }.joined()
+        try await conn.query("""
+            INSERT INTO docstore_devices (device, secret_sha256) VALUES (\(request.device), \(digest)) ON CONFLICT DO NOTHING
+            """, logger: logger)
+        for try await (stored,) in try await conn.query("SELECT secret_sha256 FROM docstore_devices WHERE device = \(request.device)", logger: logger).decode((String,).self) {
+            guard stored == digest else {
+                throw SyncWireError(.deviceMismatch, "device ID \(request.device) belongs to another device (its secret differs)")
+            }
+        }
+    }
+
+    /// Each field keeps the kind it was first pushed with; a push that disagrees is refused.
+    private func checkSchema(_ schema: SchemaManifest, _ conn: PostgresConnection) async throws {
+        var known: [String: [String: String]] = [:]
+        for try await (entity, field, kind) in try await conn.query("SELECT entity, field, kind FROM docstore_fields", logger: logger).decode((String, String, String).self) {
+            known[entity, default: [:]][field] = kind
+        }
+        for (entity, fields) in schema.entities.sorted(by: { $0.key < $1.key }) {
+            for (field, kind) in fields.sorted(by: { $0.key < $1.key }) {
+                if let stored = known[entity]?[field] {
+                    guard stored == kind else {
+                        throw SyncWireError(.schemaIncompatible, "\(entity).\(field) is \(kind) in schema version \(schema.version), but \(stored) on the server")
+                    }
+                } else {
+                    try await conn.query("INSERT INTO docstore_fields (entity, field, kind) VALUES (\(entity), \(field), \(kind)) ON CONFLICT DO NOTHING", logger: logger)
+                }
+            }
+        }
+    }
+
+    /// Merges one object change (M1–M3) and writes its feed entry when anything changed.
+    private func apply(_ change: ObjectChange, clock: HybridTimestamp, device: String, transaction: UInt64,
+                       _ conn: PostgresConnection) async throws -> [SyncConflict] {
+        var current: ObjectState?
+        for try await (text,) in try await conn.query("SELECT state FROM docstore_objects WHERE id = \(change.id)", logger: logger).decode((String,).self) {
+            current = try WireCoding.decode(ObjectState.self, from: Data(text.utf8))
+        }
+        let outcome = ObjectMerge.merge(change, into: current, clock: clock, device: device, transaction: transaction)
+        var links: [ClockedLink] = []
+        if !outcome.state.deleted {
+            for link in change.links {
+                var stored: (clock: HybridTimestamp, device: String)?
+                for try await (c, d) in try await conn.query("""
+                    SELECT clock, device FROM docstore_links
+                    WHERE source = \(change.id) AND relationship = \(link.relationship) AND target = \(link.target)
+                    """, logger: logger).decode((Int64, String).self) {
+                    stored = (HybridTimestamp(rawValue: UInt64(bitPattern: c)), d)
+                }
+                guard ObjectMerge.linkWins(clock: clock, device: device, over: stored) else { continue }
+                try await conn.query("""
+                    INSERT INTO docstore_links (source, relationship, target, present, clock, device)
+                    VALUES (\(change.id), \(link.relationship), \(link.target), \(link.present), \(Int64(bitPattern: clock.rawValue)), \(device))
+                    ON CONFLICT (source, relationship, target) DO UPDATE SET present = excluded.present, clock = excluded.clock, device = excluded.device
+                    """, logger: logger)
+                links.append(ClockedLink(relationship: link.relationship, target: link.target, present: link.present, clock: clock, device: device))
+            }
+        }
+        guard outcome.changed || !links.isEmpty else { return outcome.conflicts }
+        let state = String(decoding: WireCoding.encode(outcome.state), as: UTF8.self)
+        try await conn.query("""
+            INSERT INTO docstore_objects (id, state) VALUES (\(change.id), \(state))
+            ON CONFLICT (id) DO UPDATE SET state = excluded.state
+            """, logger: logger)
+        let entry = FeedEntry(seq: 0, entity: outcome.state.entity, id: change.id, deleted: outcome.state.deleted,
+                              fields: outcome.state.fields, links: links, device: device)
+        let text = String(decoding: WireCoding.encode(entry), as: UTF8.self)
+        try await conn.query("INSERT INTO docstore_feed (entry) VALUES (\(text))", logger: logger)
+        return outcome.conflicts
+    }
+}

@@ -1,0 +1,149 @@
+// SyncEngine: a store kept in sync with docstore-server — what NSPersistentCloudKitContainer
+// does for Core Data, with a server of your own (README § Sync, Format/sync.md).
+//
+//   SE1 a round is: capture and push every unacknowledged save (oldest first, acknowledged
+//       only once the server answered), then pull and apply pages until the feed is quiet.
+//   SE2 every step reports its start and its end or failure as a SyncEvent; a failed round is
+//       retried by the next (start()'s loop), with the error shown in between — a queue that
+//       cannot move says why, it never stops quietly.
+//   SE3 the engine is an actor: one round at a time per store.
+
+import DocStoreCore
+import DocStoreSyncWire
+import Foundation
+
+/// Keeps a store in sync with a docstore-server.
+///
+/// ```swift
+/// let store = try Store(url: url, models: [Folder.self, Note.self, Tag.self])
+/// let sync = try SyncEngine(store: store, server: URL(string: "http://127.0.0.1:8080")!, device: deviceID)
+/// await sync.start()                        // pushes local saves, pulls remote ones, until stop()
+/// for await event in sync.events { print(event) }
+/// ```
+///
+/// ## Topics
+/// - ``init(store:server:device:localOnlyEntities:pollInterval:)``
+/// - ``syncNow()``
+/// - ``start()``
+/// - ``stop()``
+/// - ``events``
+public actor SyncEngine {
+    /// The engine's events (SE2), for a "syncing…" indicator and an error banner.
+    public nonisolated let events: AsyncStream<SyncEvent>
+    private let continuation: AsyncStream<SyncEvent>.Continuation
+    private let replica: SyncReplica
+    var replicaForTests: SyncReplica { replica }
+    private let transport: HTTPTransport
+    private let secret: String
+    private let schemaVersion: Int
+    private let pollInterval: Duration
+    private var loop: Task<Void, Never>?
+
+    /// Prepares `store` for sync with the server at `server` as the device `device` (a stable
+    /// ID of this installation, e.g. a UUID kept in the app's settings).
+    ///
+    /// - Parameters:
+    ///   - localOnlyEntities: entities that never sync (caches, UI state), like a Core Data
+    ///     configuration that is not mirrored.
+    ///   - pollInterval: how often ``start()``'s loop asks the server for changes.
+    /// - Throws: ``SyncError/Code/store`` when the store cannot record sync state.
+    public init(store: Store, server: URL, device: String, localOnlyEntities: Set<String> = [],
+                pollInterval: Duration = .seconds(2)) throws(SyncError) {
+        let model = SyncModel(schema: store.schema, localOnly: localOnlyEntities)
+        replica = SyncReplica(store: store, model: model, device: device)
+        transport = HTTPTransport(server: server, timeout: 30)
+        schemaVersion = store.schemaVersionNumber
+        self.pollInterval = pollInterval
+        (events, continuation) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .bufferingNewest(1_000))
+        do {
+            try store.enableSyncCapture()
+            secret = try store.syncWrite { txn -> String in
+                if let s = try txn.get(SyncState.deviceSecretKey, in: SyncState.tree) { return String(decoding: s, as: UTF8.self) }
+                let fresh = UUID().uuidString
+                try txn.put(Array(fresh.utf8), for: SyncState.deviceSecretKey, in: SyncState.tree)
+                return fresh
+            }
+        } catch {
+            throw SyncError.store(error, "preparing the store for sync")
+        }
+    }
+
+    /// What one round did.
+    public struct Summary: Sendable {
+        /// Local saves the server accepted.
+        public var pushed = 0
+        /// Feed entries applied.
+        public var pulled = 0
+        /// Edits of this device the server's rules set aside.
+        public var conflicts: [SyncConflict] = []
+    }
+
+    /// One round now (SE1): push every pending save, then pull until quiet.
+    ///
+    /// - Throws: ``SyncError``; what was acknowledged or applied before the error stays.
+    @discardableResult
+    public func syncNow() async throws(SyncError) -> Summary {
+        var summary = Summary()
+        try await step(.export) { () async throws(SyncError) -> Int in
+            while true {
+                let (transactions, through) = try replica.capture()
+                guard let through else { return summary.pushed }
+                if !transactions.isEmpty {
+                    let request = PushRequest(device: replica.device, deviceSecret: secret,
+                                              schema: replica.model.manifest(version: schemaVersion), transactions: transactions)
+                    let response = try await transport.post(SyncProtocol.pushPath, request, as: PushResponse.self)
+                    replica.noteServerTime(response.serverTime)
+                    guard Set(response.accepted).isSuperset(of: transactions.map(\.id)) else {
+                        throw SyncError(.badResponse, "the server accepted \(response.accepted.count) of \(transactions.count) transactions")
+                    }
+                    summary.pushed += transactions.count
+                    summary.conflicts += response.conflicts
+                }
+                try replica.acknowledge(through: through)
+            }
+        }
+        try await step(.import) { () async throws(SyncError) -> Int in
+            while true {
+                let pending = SyncReplica.Pending(try replica.capture(limit: Int.max).transactions)
+                let page = try await transport.post(SyncProtocol.pullPath, PullRequest(device: replica.device, after: try replica.cursor()),
+                                                    as: PullResponse.self)
+                replica.noteServerTime(page.serverTime)
+                if !page.entries.isEmpty { summary.pulled += try replica.apply(page, pending: pending) }
+                if !page.hasMore { return summary.pulled }
+            }
+        }
+        return summary
+    }
+
+    /// Starts syncing in the background: a round now, then one every poll interval, until
+    /// ``stop()``. Failures are events (SE2); the loop goes on.
+    public func start() {
+        guard loop == nil else { return }
+        loop = Task { [pollInterval] in
+            while !Task.isCancelled {
+                _ = try? await self.syncNow()
+                try? await Task.sleep(for: pollInterval)
+            }
+        }
+    }
+
+    /// Stops the background loop (a round in flight finishes its current request).
+    public func stop() {
+        loop?.cancel()
+        loop = nil
+    }
+
+    /// Local saves the server has not acknowledged yet.
+    public var pendingCount: Int { replica.pendingCount() }
+
+    private func step(_ kind: SyncEvent.Kind, _ body: () async throws(SyncError) -> Int) async throws(SyncError) {
+        continuation.yield(SyncEvent(kind: kind, phase: .started, pendingCount: replica.pendingCount(), conflicts: [], date: Date()))
+        do {
+            let n = try await body()
+            continuation.yield(SyncEvent(kind: kind, phase: .finished(changes: n), pendingCount: replica.pendingCount(), conflicts: [], date: Date()))
+        } catch {
+            continuation.yield(SyncEvent(kind: kind, phase: .failed(error), pendingCount: replica.pendingCount(), conflicts: [], date: Date()))
+            throw error
+        }
+    }
+}

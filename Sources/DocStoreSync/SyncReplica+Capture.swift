@@ -1,0 +1,153 @@
+// SyncReplica+Capture: local saves to client transactions (Format/sync.md § Push). Reads the
+// history after the acknowledged token, gives each save a hybrid timestamp and each new object
+// its global ID — both persisted before anything is sent, so a retried push sends the same
+// transaction with the same clock.
+//
+//   CP1 saves authored by sync itself (applied remote changes) are never pushed (no echo).
+//   CP2 a save whose history holds its values pushes those values, as of that save; one that
+//       does not (saved before sync was enabled, or a batch operation) pushes the object's
+//       current values of the properties it changed.
+//   CP3 a save's clock is its own time corrected by the server's offset (C2), after every
+//       timestamp issued or received before (C1).
+
+import DocStoreCore
+import DocStoreEngine
+import DocStoreSyncWire
+import Foundation
+
+/// A store's side of sync: capture and apply, without networking.
+struct SyncReplica: Sendable {
+    let store: Store
+    let model: SyncModel
+    let device: String
+    static let author = "docstore.sync"
+
+    /// Up to `limit` unacknowledged saves as client transactions, and the token they run
+    /// through (sync-authored and empty saves included, so acknowledging moves past them).
+    func capture(limit: Int = 200) throws(SyncError) -> (transactions: [ClientTransaction], through: UInt64?) {
+        do {
+            let pushed = try store.syncRead { try SyncState.u64(SyncState.pushedKey, $0) } ?? 0
+            let saves = try store.capturedHistory(after: pushed, limit: limit)
+            guard let last = saves.last?.token else { return ([], nil) }
+            let transactions = try store.syncWrite { txn -> [ClientTransaction] in
+                var clock = HybridClock(last: HybridTimestamp(rawValue: try SyncState.u64(SyncState.clockKey, txn) ?? 0))
+                let offset = Int64(bitPattern: try SyncState.u64(SyncState.offsetKey, txn) ?? 0)
+                var out: [ClientTransaction] = []
+                for save in saves where save.author != Self.author {       // CP1
+                    let stamp: HybridTimestamp
+                    if let stored = try SyncState.u64(SyncState.txKey(save.token), txn) {
+                        stamp = HybridTimestamp(rawValue: stored)
+                    } else {
+                        let ms = Int64((save.timestamp.timeIntervalSince1970 * 1000).rounded()) &+ offset   // CP3
+                        stamp = clock.tick(milliseconds: ms)
+                        try SyncState.put(stamp.rawValue, SyncState.txKey(save.token), txn)
+                    }
+                    let changes = try objectChanges(save, txn)
+                    if !changes.isEmpty { out.append(ClientTransaction(id: save.token, clock: stamp, changes: changes)) }
+                }
+                try SyncState.put(clock.last.rawValue, SyncState.clockKey, txn)
+                return out
+            }
+            return (transactions, last)
+        } catch {
+            throw SyncError.store(error, "reading local changes")
+        }
+    }
+
+    /// The synced part of one save, IDs assigned and mapped in `txn`.
+    private func objectChanges(_ save: CapturedTransaction, _ txn: WriteTransaction) throws -> [ObjectChange] {
+        var out: [ObjectChange] = []
+        // Inserts first get their IDs, so references within the save resolve.
+        var valuesByKey: [UInt64: [String: StoredValue]] = [:]
+        for change in save.changes where change.kind != .delete {
+            guard model.entities[change.entity] != nil else { continue }
+            valuesByKey[change.key] = save.hasValues ? change.values : try currentValues(change)
+        }
+        for change in save.changes where change.kind == .insert {
+            guard let entity = model.entities[change.entity] else { continue }
+            if try SyncState.globalID(ofKey: change.key, txn) == nil {
+                let id = GlobalIDs.make(entity: entity.name, identityAttribute: entity.identityAttribute, values: valuesByKey[change.key] ?? [:])
+                try SyncState.map(change.key, to: id, txn)
+            }
+        }
+        for change in save.changes {
+            guard let entity = model.entities[change.entity] else { continue }      // SM2
+            switch change.kind {
+            case .delete:
+                guard let id = try SyncState.globalID(ofKey: change.key, txn) else { continue }
+                out.append(ObjectChange(entity: entity.name, id: id, kind: .delete))
+            case .insert, .update:
+                let id = try globalID(change.key, entity: entity, values: valuesByKey[change.key] ?? [:], txn)
+                var fields: [String: WireValue] = [:]
+                for (name, value) in valuesByKey[change.key] ?? [:] {
+                    if change.kind == .update, !change.changedProperties.contains(name) { continue }
+                    if entity.attributes[name] != nil, let wire = WireValue(value) {
+                        fields[name] = wire
+                    } else if entity.toOnes[name] != nil {
+                        if case .reference(let target) = value {
+                            fields[name] = .reference(try globalID(target, entity: nil, values: [:], txn))
+                        } else if value.isNull {
+                            fields[name] = .null
+                        }
+                    }
+                }
+                var links: [LinkChange] = []
+                for link in change.links where entity.toManys[link.relationship] != nil {
+                    links.append(LinkChange(relationship: link.relationship, target: try globalID(link.target, entity: nil, values: [:], txn),
+                                            present: link.present))
+                }
+                if change.kind == .update, fields.isEmpty, links.isEmpty { continue }
+                out.append(ObjectChange(entity: entity.name, id: id, kind: change.kind == .insert ? .insert : .update,
+                                        fields: fields, links: links))
+            }
+        }
+        return out
+    }
+
+    /// CP2: a save without values pushes the current ones.
+    private func currentValues(_ change: CapturedChange) throws -> [String: StoredValue] {
+        guard let values = try store.currentValues(ofKey: change.key) else { return [:] }
+        if change.kind == .insert { return values }
+        var out: [String: StoredValue] = [:]
+        for name in change.changedProperties { out[name] = values[name] ?? .null }
+        return out
+    }
+
+    /// The global ID of the object `key`, made now for one that has none (G2: an object saved
+    /// before sync was enabled).
+    private func globalID(_ key: UInt64, entity: SyncModel.Entity?, values: [String: StoredValue], _ txn: WriteTransaction) throws -> UUID {
+        if let id = try SyncState.globalID(ofKey: key, txn) { return id }
+        let id = GlobalIDs.make(entity: entity?.name ?? "", identityAttribute: entity?.identityAttribute, values: values)
+        try SyncState.map(key, to: id, txn)
+        return id
+    }
+
+    /// Records that the server applied everything through `token`: the cursor and the
+    /// retention hold move, the captured clocks of those saves are dropped.
+    func acknowledge(through token: UInt64) throws(SyncError) {
+        do {
+            try store.syncWrite { txn in
+                try SyncState.put(token, SyncState.pushedKey, txn)
+                try store.setRetentionHold(token, txn)
+                var doomed: [[UInt8]] = []
+                var cursor = try txn.cursor(in: SyncState.tree)
+                var entry = try cursor.seek(to: SyncState.txPrefix)
+                while let (k, _) = entry, k.starts(with: SyncState.txPrefix), k.count == SyncState.txPrefix.count + 8 {
+                    let t = k.suffix(8).reduce(0) { $0 << 8 | UInt64($1) }
+                    if t > token { break }
+                    doomed.append(k)
+                    entry = try cursor.next()
+                }
+                for k in doomed { _ = try txn.delete(k, in: SyncState.tree) }
+            }
+        } catch {
+            throw SyncError.store(error, "acknowledging pushed changes")
+        }
+    }
+
+    /// Saves not yet acknowledged (sync's own included, until the next push moves past them).
+    func pendingCount() -> Int {
+        let pushed = ((try? store.syncRead { try SyncState.u64(SyncState.pushedKey, $0) }) ?? nil) ?? 0
+        return (try? store.capturedHistory(after: pushed, limit: Int.max).filter { $0.author != Self.author }.count) ?? 0
+    }
+}

@@ -1,0 +1,154 @@
+// Two and three device stores syncing through a real docstore-server on a real PostgreSQL:
+// the semantics of Format/sync.md, one behaviour per test.
+
+import DocStore
+import DocStoreSyncWire
+import Foundation
+import Testing
+@testable import DocStoreSync
+
+typealias Folder = SyncModels.Folder
+typealias Note = SyncModels.Note
+typealias Tag = SyncModels.Tag
+typealias Cache = SyncModels.Cache
+
+/// A device: a store in a temporary file and its sync engine.
+final class Device {
+    let store: Store
+    let sync: SyncEngine
+    let context: Context
+    let url: URL
+
+    init(_ name: String, server: URL) throws {
+        url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-\(name)-\(UUID().uuidString).docstore")
+        store = try Store(url: url, models: SyncModels.all)
+        sync = try SyncEngine(store: store, server: server, device: name, localOnlyEntities: ["Cache"])
+        context = Context(store: store)
+    }
+
+    func snapshot() async throws -> [String: String] { try await sync.snapshot() }
+}
+
+@Suite(.serialized) struct SyncBasicsTests {
+    let server: ServerProcess
+
+    init() throws {
+        server = try ServerProcess(postgres: try TestPostgres.newDatabase())
+    }
+
+    @Test func aSaveOnOneDeviceReachesAnotherWithItsRelationships() async throws {
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        let inbox = Folder(name: "Inbox")
+        let milk = Note(title: "Buy milk", folder: inbox)
+        try a.context.insert(milk)
+        milk.tags.insert(Tag(name: "errands"))
+        try a.context.insert(Cache(payload: "never leaves a"))
+        try a.context.save()
+        let pushed = try await a.sync.syncNow()
+        #expect(pushed.pushed == 1)
+        let pulled = try await b.sync.syncNow()
+        #expect(pulled.pulled == 3)   // folder, note, tag
+        let notes = try b.context.fetch(Note.self)
+        #expect(notes.map(\.title) == ["Buy milk"])
+        #expect(notes.first?.folder?.name == "Inbox")
+        #expect(notes.first?.tags.map(\.name) == ["errands"])
+        #expect(try b.context.fetch(Folder.self).first?.notes.count == 1)     // the inverse, kept here
+        #expect(try b.context.fetch(Cache.self).isEmpty)                      // local-only
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+        #expect(try b.store.verify().isEmpty)
+    }
+
+    @Test func appliedRemoteChangesAreNotPushedBack() async throws {
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        try a.context.insert(Note(title: "one"))
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        let again = try await b.sync.syncNow()
+        #expect(again.pushed == 0)
+        #expect(await b.sync.pendingCount == 0)
+        // The server's feed holds a's insert alone: a third device pulls exactly one entry.
+        let c = try Device("c", server: server.url)
+        #expect(try await c.sync.syncNow().pulled == 1)
+        #expect(try await a.snapshot() == (try await c.snapshot()))
+    }
+
+    @Test func theLaterEditOfAFieldWinsOnEveryDevice() async throws {
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        let note = Note(title: "draft")
+        try a.context.insert(note)
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        let onB = try #require(try b.context.fetch(Note.self).first)
+        // Offline on both: a edits first, b later; a also edits another field nobody else touched.
+        note.title = "from a"
+        note.priority = 5
+        try a.context.save()
+        try await Task.sleep(for: .milliseconds(20))
+        onB.title = "from b"
+        try b.context.save()
+        try await a.sync.syncNow()   // a pushes first
+        try await b.sync.syncNow()   // b's later edit wins on the server
+        try await a.sync.syncNow()
+        for device in [a, b] {
+            let c = Context(store: device.store)
+            let n = try #require(try c.fetch(Note.self).first)
+            #expect(n.title == "from b")
+            #expect(n.priority == 5)
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    @Test func theSameUniqueTagCreatedOnTwoDevicesIsOneTag() async throws {
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        let na = Note(title: "a's note"), nb = Note(title: "b's note")
+        try a.context.insert(na)
+        try b.context.insert(nb)
+        na.tags.insert(Tag(name: "work"))
+        nb.tags.insert(Tag(name: "work"))
+        try a.context.save()
+        try b.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        try await a.sync.syncNow()
+        for device in [a, b] {
+            let c = Context(store: device.store)
+            let tags = try c.fetch(Tag.self)
+            #expect(tags.count == 1)
+            #expect(Set(tags.first?.notes.map(\.title) ?? []) == ["a's note", "b's note"])
+            #expect(try device.store.verify().isEmpty)
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    @Test func aDeleteWinsOverAConcurrentUpdate() async throws {
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        let note = Note(title: "doomed")
+        try a.context.insert(note)
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        let onB = try #require(try b.context.fetch(Note.self).first)
+        try a.context.delete(note)
+        try a.context.save()
+        onB.title = "edited later, offline"
+        try b.context.save()
+        try await a.sync.syncNow()
+        let summary = try await b.sync.syncNow()
+        #expect(summary.conflicts.map(\.kind) == [.updateOfDeletedObject])
+        try await a.sync.syncNow()
+        for device in [a, b] { #expect(try Context(store: device.store).fetch(Note.self).isEmpty) }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    @Test func historyTheServerHasNotAcknowledgedIsNotPurged() async throws {
+        let a = try Device("a", server: server.url)
+        try a.context.insert(Note(title: "kept"))
+        try a.context.save()
+        let token = try #require(try a.store.lastHistoryToken())
+        #expect(try a.store.deleteHistory(through: token) == 0)       // not pushed yet: held
+        try await a.sync.syncNow()
+        #expect(try a.store.deleteHistory(through: token) == 1)       // acknowledged: purgeable
+    }
+}

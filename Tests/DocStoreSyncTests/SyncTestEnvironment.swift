@@ -1,0 +1,125 @@
+// SyncTestEnvironment: a real PostgreSQL and real docstore-server processes for the sync
+// tests. The cluster is DOCSTORE_TEST_POSTGRES when set (scripts/test.sh starts one), otherwise
+// one this test process starts with scripts/test-postgres.sh and stops when it exits. Each
+// test gets a database of its own, so tests do not see each other's feeds.
+
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+enum TestPostgres {
+    /// The cluster's URL (of its `postgres` database).
+    static func clusterURL() throws -> String {
+        try cluster.get()
+    }
+
+    private static let cluster: Result<String, any Error> = Result {
+        if let url = ProcessInfo.processInfo.environment["DOCSTORE_TEST_POSTGRES"], !url.isEmpty { return url }
+        let dir = NSTemporaryDirectory() + "docstore-pg-\(getpid())"
+        let port = 20_000 + Int(getpid() % 20_000)
+        let out = try run(["bash", packageRoot + "/scripts/test-postgres.sh", "start", dir, "\(port)"])
+        ownedClusterDirectory = dir
+        atexit {
+            if let dir = TestPostgres.ownedClusterDirectory {
+                _ = try? TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "stop", dir])
+            }
+        }
+        return out.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    nonisolated(unsafe) static var ownedClusterDirectory: String?
+
+    /// A new, empty database; its URL.
+    static func newDatabase() throws -> String {
+        let base = try clusterURL()
+        let name = "t_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16)
+        _ = try run(["psql", base, "-v", "ON_ERROR_STOP=1", "-q", "-c", "CREATE DATABASE \(name)"])
+        guard let slash = base.lastIndex(of: "/") else { throw TestEnvironmentError("bad cluster URL \(base)") }
+        return base[..<slash] + "/" + name
+    }
+
+    /// The package's root folder (this file is Tests/DocStoreSyncTests/SyncTestEnvironment.swift).
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+
+    /// Runs a command to its end; its standard output, or an error with its standard error.
+    /// (posix_spawn and waitpid: Foundation's Process.waitUntilExit was seen never to return
+    /// here for a child that had exited.)
+    @discardableResult
+    static func run(_ arguments: [String]) throws -> String {
+        let base = NSTemporaryDirectory() + "docstore-run-\(UUID().uuidString)"
+        defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, base + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, base + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, &argv, environ)
+        guard rc == 0 else { throw TestEnvironmentError("\(arguments[0]) could not start: errno \(rc)") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+            throw TestEnvironmentError("\(arguments.joined(separator: " ")) exited with status \(status): \(err)")
+        }
+        return out
+    }
+}
+
+struct TestEnvironmentError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A docstore-server process (the real executable) on a free loopback port.
+final class ServerProcess {
+    let process = Process()
+    let url: URL
+    let port: Int
+
+    init(postgres: String, port requested: Int = 0) throws {
+        process.executableURL = Bundle.main.bundleURL.appendingPathComponent("docstore-server")
+        process.arguments = ["--postgres", postgres, "--listen", "127.0.0.1:\(requested)"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        try process.run()
+        // Wait for "docstore-server listening on 127.0.0.1:PORT".
+        var text = ""
+        let deadline = Date().addingTimeInterval(30)
+        while !text.contains("\n"), Date() < deadline {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+        }
+        guard let line = text.split(separator: "\n").first, line.contains("listening on"),
+              let portText = line.split(separator: ":").last, let port = Int(portText) else {
+            process.terminate()
+            throw TestEnvironmentError("docstore-server did not start: \(text)")
+        }
+        self.port = port
+        url = URL(string: "http://127.0.0.1:\(port)")!
+    }
+
+    /// SIGKILL, as a crash.
+    func kill() {
+        Glibc.kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+    }
+
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { stop() }
+}

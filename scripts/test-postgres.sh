@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster on loopback for the sync tests (README § Sync).
+#   scripts/test-postgres.sh start DIR PORT   initdb into DIR/pg and start it on 127.0.0.1:PORT;
+#                                             prints the URL, postgres://docstore@127.0.0.1:PORT/postgres
+#   scripts/test-postgres.sh stop DIR         stop it (fast shutdown)
+# PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user the
+# Debian package creates. Install PostgreSQL first (scripts/install-deps.sh --postgres).
+set -euo pipefail
+cmd=${1:?start or stop}
+dir=${2:?a directory}
+port=${3:-}
+bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)
+if [ -z "$bin" ]; then
+  echo "test-postgres: PostgreSQL is not installed (scripts/install-deps.sh --postgres installs it)" >&2
+  exit 1
+fi
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then su postgres -s /bin/sh -c "$1"; else sh -c "$1"; fi
+}
+case "$cmd" in
+  start)
+    : "${port:?a port}"
+    mkdir -p "$dir"
+    if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
+    as_pg "'$bin/initdb' -D '$dir/pg' -A trust -U docstore > '$dir/initdb.log' 2>&1"
+    as_pg "'$bin/pg_ctl' -D '$dir/pg' -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200\" -l '$dir/pg.log' -w start > /dev/null 2>&1"
+    echo "postgres://docstore@127.0.0.1:$port/postgres"
+    ;;
+  stop)
+    as_pg "'$bin/pg_ctl' -D '$dir/pg' -m fast -w stop > /dev/null" || true
+    ;;
+  *)
+    echo "test-postgres: unknown command $cmd" >&2
+    exit 2
+    ;;
+esac
