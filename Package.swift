@@ -48,7 +48,7 @@ let package = Package(
         // link the plugin (see Fuzz/README.md), so what it fuzzes must not need it.
         .target(name: "DocStoreCore", dependencies: ["DocStoreEngine"]),
         .target(name: "DocStore", dependencies: ["DocStoreCore", "DocStoreMacros"]),
-        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine"]),
+        .target(name: "DocStoreTestSupport", dependencies: ["DocStoreEngine", "DocStoreSyncWire"]),
         .target(name: "DocStoreQueryTestSupport", dependencies: ["DocStoreCore", "DocStoreTestSupport"]),
         .executableTarget(
             name: "DocStoreCLI",

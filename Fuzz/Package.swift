@@ -7,6 +7,8 @@ import PackageDescription
 
 let targets = ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"]
 let objectTargets = ["FuzzPredicate", "FuzzSchemaDecode", "FuzzDumpLoad", "FuzzRecover", "FuzzGraphOperations"]
+// The sync protocol's decoders (the server's requests, the device's responses).
+let syncTargets = ["FuzzSyncRequest", "FuzzSyncResponse"]
 
 let package = Package(
     name: "DocStoreFuzz",
@@ -26,6 +28,13 @@ let package = Package(
             dependencies: [
                 .product(name: "DocStoreCore", package: "DocStore"),
                 .product(name: "DocStoreQueryTestSupport", package: "DocStore"),
+                .product(name: "DocStoreTestSupport", package: "DocStore"),
+            ])
+    } + syncTargets.map { name in
+        .executableTarget(
+            name: name,
+            dependencies: [
+                .product(name: "DocStoreSyncWire", package: "DocStore"),
                 .product(name: "DocStoreTestSupport", package: "DocStore"),
             ])
     }

@@ -1,12 +1,19 @@
 #!/usr/bin/env bash
-# The test command: installs what the build needs, then runs every test suite (unit, golden,
-# crash, CLI, fuzz-corpus replay, concurrency stress), then the concurrency stress suite again
+# The test command: installs what the build needs (liblz4-dev, PostgreSQL), starts a throwaway
+# PostgreSQL cluster on loopback for the sync tests, then runs every test suite (unit, golden,
+# crash, CLI, fuzz-corpus replay, sync against real docstore-server processes, concurrency stress), then the concurrency stress suite again
 # under the thread sanitizer (its own build in .build-tsan; any race report fails the run), then
 # every libFuzzer target for 60 s, two at a time (Fuzz/run --ci; a finding fails the run).
 # CI runs exactly this (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+scripts/install-deps.sh --postgres
+# A throwaway PostgreSQL on loopback for the sync tests (they start their own when this is unset).
+pgdir=$(mktemp -d)
+pgport=$(( 20000 + RANDOM % 20000 ))
+DOCSTORE_TEST_POSTGRES=$(scripts/test-postgres.sh start "$pgdir" "$pgport")
+export DOCSTORE_TEST_POSTGRES
+trap 'scripts/test-postgres.sh stop "$pgdir"; rm -rf "$pgdir"' EXIT
 swift build --build-tests
 swift test --skip-build
 swift build --build-tests --sanitize=thread --build-path .build-tsan

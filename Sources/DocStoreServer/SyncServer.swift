@@ -82,6 +82,8 @@ public struct SyncServer: Sendable {
         do {
             let buffer = try await request.collectBody(upTo: SyncProtocol.maximumBodyBytes)
             return Data(buffer.readableBytesView)
+        } catch is NIOTooManyBytesError {
+            throw SyncWireError(.tooLarge, "the body is larger than \(SyncProtocol.maximumBodyBytes) bytes")
         } catch let error as HTTPError where error.status == .contentTooLarge {
             throw SyncWireError(.tooLarge, "the body is larger than \(SyncProtocol.maximumBodyBytes) bytes")
         }
@@ -90,7 +92,10 @@ public struct SyncServer: Sendable {
     /// Runs a handler and turns what it throws into a typed error response (SV2).
     static func answer(_ logger: Logger, _ handler: () async throws -> Data) async -> Response {
         do {
-            return response(status: .ok, try await handler())
+            do { return response(status: .ok, try await handler()) } catch let error as PostgresTransactionError {
+                // A refusal thrown inside a push's transaction comes back wrapped (F3: rolled back).
+                throw error.closureError ?? error
+            }
         } catch let error as SyncWireError {
             return response(status: HTTPResponse.Status(code: error.httpStatus), WireCoding.encode(error))
         } catch let error as PSQLError {

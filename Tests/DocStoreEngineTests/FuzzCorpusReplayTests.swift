@@ -10,7 +10,8 @@ import Testing
 @Suite struct FuzzCorpusReplayTests {
     static func inputs(_ target: String) -> [URL] { FuzzCorpus.inputs(target) }
 
-    @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding"])
+    @Test(arguments: ["FuzzOpenStore", "FuzzWALRecord", "FuzzPageDecode", "FuzzOperations", "FuzzKeyEncoding",
+                      "FuzzSyncRequest", "FuzzSyncResponse"])
     func everyCorpusFileRunsClean(target: String) throws {
         let files = Self.inputs(target)
         #expect(!files.isEmpty, "no corpus for \(target)")
@@ -20,6 +21,8 @@ import Testing
             switch target {
             case "FuzzOpenStore": finding = FuzzTargets.openStore(bytes)
             case "FuzzWALRecord": finding = FuzzTargets.walRecord(bytes)
+            case "FuzzSyncRequest": finding = SyncWireFuzzTargets.request(bytes)
+            case "FuzzSyncResponse": finding = SyncWireFuzzTargets.response(bytes)
             case "FuzzPageDecode": finding = FuzzTargets.pageDecode(bytes)
             case "FuzzKeyEncoding": finding = FuzzTargets.keyEncoding(bytes)
             default: finding = FuzzTargets.operations(bytes)
