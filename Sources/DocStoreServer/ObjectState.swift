@@ -10,6 +10,10 @@
 //      insert's fields.
 //   M3 a to-many link is its own register: the later add or remove of the same (source,
 //      relationship, target) wins, so adds on two devices both stay.
+//   M5 (SyncDatabase) a delete removes the object's links both ways, at the delete's clock: an
+//      ID brought back later starts with none.
+//   M4 an edit set aside by M2 writes the tombstone to the feed again, so the device that made
+//      it — which may never have seen the delete — deletes its copy too.
 
 import DocStoreSyncWire
 import Foundation
@@ -64,7 +68,10 @@ enum ObjectMerge {
                 if change.kind == .insert, clock.wins(over: state.deletedClock, device: device, otherDevice: state.deletedDevice) {
                     return MergeOutcome(state: ObjectState(entity: change.entity, fields: clocked(change.fields)), changed: true, conflicts: [])
                 }
-                return MergeOutcome(state: state, changed: false, conflicts: [conflict(.updateOfDeletedObject)])
+                // The tombstone goes into the feed again: the device that made this edit may
+                // never have seen the delete (it created the same unique value meanwhile), and
+                // must drop its copy (M4).
+                return MergeOutcome(state: state, changed: true, conflicts: [conflict(.updateOfDeletedObject)])
             }
             var changed = false
             var conflicts: [SyncConflict] = []

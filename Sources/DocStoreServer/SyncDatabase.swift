@@ -162,6 +162,14 @@ public struct SyncDatabase: Sendable {
         }
         let outcome = ObjectMerge.merge(change, into: current, clock: clock, device: device, transaction: transaction)
         var links: [ClockedLink] = []
+        if outcome.state.deleted, current?.deleted != true {
+            // M5: a deleted object's links, both ways, go with it (each device's delete rules
+            // remove them locally too); an ID brought back later starts with none.
+            try await conn.query("""
+                UPDATE docstore_links SET present = false, clock = \(Int64(bitPattern: clock.rawValue)), device = \(device)
+                WHERE (source = \(change.id) OR target = \(change.id)) AND present
+                """, logger: logger)
+        }
         if !outcome.state.deleted {
             for link in change.links {
                 var stored: (clock: HybridTimestamp, device: String)?
@@ -181,13 +189,14 @@ public struct SyncDatabase: Sendable {
             }
         }
         guard outcome.changed || !links.isEmpty else { return outcome.conflicts }
-        let state = String(decoding: WireCoding.encode(outcome.state), as: UTF8.self)
+        let stateText = String(decoding: WireCoding.encode(outcome.state), as: UTF8.self)
         try await conn.query("""
-            INSERT INTO docstore_objects (id, state) VALUES (\(change.id), \(state))
+            INSERT INTO docstore_objects (id, state) VALUES (\(change.id), \(stateText))
             ON CONFLICT (id) DO UPDATE SET state = excluded.state
             """, logger: logger)
-        let entry = FeedEntry(seq: 0, entity: outcome.state.entity, id: change.id, deleted: outcome.state.deleted,
-                              fields: outcome.state.fields, links: links, device: device)
+        let state = outcome.state
+        let entry = FeedEntry(seq: 0, entity: state.entity, id: change.id, deleted: state.deleted, fields: state.fields, links: links,
+                              device: state.deleted ? state.deletedDevice : device, deletedClock: state.deleted ? state.deletedClock : nil)
         let text = String(decoding: WireCoding.encode(entry), as: UTF8.self)
         try await conn.query("INSERT INTO docstore_feed (entry) VALUES (\(text))", logger: logger)
         return outcome.conflicts

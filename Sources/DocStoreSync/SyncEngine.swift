@@ -84,7 +84,7 @@ public actor SyncEngine {
     @discardableResult
     public func syncNow() async throws(SyncError) -> Summary {
         var summary = Summary()
-        try await step(.export) { () async throws(SyncError) -> Int in
+        try await step(.export, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
             while true {
                 let (transactions, through) = try replica.capture()
                 guard let through else { return summary.pushed }
@@ -136,13 +136,14 @@ public actor SyncEngine {
     /// Local saves the server has not acknowledged yet.
     public var pendingCount: Int { replica.pendingCount() }
 
-    private func step(_ kind: SyncEvent.Kind, _ body: () async throws(SyncError) -> Int) async throws(SyncError) {
+    private func step(_ kind: SyncEvent.Kind, conflicts: () -> [SyncConflict] = { [] },
+                      _ body: () async throws(SyncError) -> Int) async throws(SyncError) {
         continuation.yield(SyncEvent(kind: kind, phase: .started, pendingCount: replica.pendingCount(), conflicts: [], date: Date()))
         do {
             let n = try await body()
-            continuation.yield(SyncEvent(kind: kind, phase: .finished(changes: n), pendingCount: replica.pendingCount(), conflicts: [], date: Date()))
+            continuation.yield(SyncEvent(kind: kind, phase: .finished(changes: n), pendingCount: replica.pendingCount(), conflicts: conflicts(), date: Date()))
         } catch {
-            continuation.yield(SyncEvent(kind: kind, phase: .failed(error), pendingCount: replica.pendingCount(), conflicts: [], date: Date()))
+            continuation.yield(SyncEvent(kind: kind, phase: .failed(error), pendingCount: replica.pendingCount(), conflicts: conflicts(), date: Date()))
             throw error
         }
     }

@@ -7,6 +7,8 @@
 //       other field takes the server's value. A server delete wins over local edits (M2).
 //   AP3 a reference to an object this device has not seen yet becomes a placeholder and is set
 //       when that object arrives; nothing fails meanwhile.
+//   AP4 a page holds each object's entries collapsed to one (Self.collapse): a delete and a
+//       re-insert of the same ID in one page replace the object here with a new one.
 
 import DocStoreCore
 import DocStoreEngine
@@ -18,10 +20,13 @@ extension SyncReplica {
     struct Pending {
         var fields: [UUID: [String: HybridTimestamp]] = [:]
         var links: [UUID: [String: HybridTimestamp]] = [:]
+        /// The latest unacknowledged insert per object (a re-insert that may revive it, M2).
+        var inserts: [UUID: HybridTimestamp] = [:]
 
         init(_ transactions: [ClientTransaction]) {
             for t in transactions {
                 for c in t.changes {
+                    if c.kind == .insert { inserts[c.id] = max(inserts[c.id] ?? .zero, t.clock) }
                     for name in c.fields.keys { fields[c.id, default: [:]][name] = max(fields[c.id]?[name] ?? .zero, t.clock) }
                     for l in c.links {
                         let k = "\(l.relationship)/\(l.target.uuidString)"
@@ -35,13 +40,14 @@ extension SyncReplica {
     /// Applies `page` (AP1–AP3); returns how many entries changed the store.
     @discardableResult
     func apply(_ page: PullResponse, pending: Pending) throws(SyncError) -> Int {
+        let entries = Self.collapse(page.entries)
         do {
             // Resolve every global ID the page names; reserve keys for objects new here.
             var keys: [UUID: UInt64] = [:]
             var fresh: [UUID: UInt64] = [:]
             var waiting: [UUID: [(key: [UInt8], source: UInt64, name: String)]] = [:]
             try store.syncRead { txn in
-                for entry in page.entries {
+                for (entry, _, _) in entries {
                     if keys[entry.id] == nil, let k = try SyncState.localKey(of: entry.id, txn) { keys[entry.id] = k }
                     for case .reference(let target) in entry.fields.values.map(\.value) where keys[target] == nil {
                         if let k = try SyncState.localKey(of: target, txn) { keys[target] = k }
@@ -51,7 +57,10 @@ extension SyncReplica {
                     }
                 }
             }
-            for entry in page.entries where !entry.deleted && keys[entry.id] == nil && model.entities[entry.entity] != nil {
+            var replaced: [UUID: UInt64] = [:]
+            for (entry, _, revived) in entries where !entry.deleted && model.entities[entry.entity] != nil {
+                if revived, let old = keys[entry.id] { replaced[entry.id] = old }   // AP4
+                guard keys[entry.id] == nil || revived else { continue }
                 let k = try store.reserveKey(entity: entry.entity)
                 keys[entry.id] = k
                 fresh[entry.id] = k
@@ -65,10 +74,18 @@ extension SyncReplica {
             var placeholders: [[UInt8]] = []
             var clock = HybridClock()
             var created: Set<UUID> = []
-            for entry in page.entries {
+            for (id, old) in replaced {
+                operations.append(.delete(key: old))
+                unmapped.append((old, id))
+            }
+            for (entry, entryLinks, _) in entries {
                 guard let entity = model.entities[entry.entity] else { continue }   // local-only, or a newer schema's
                 if entry.deleted {
                     guard let key = keys[entry.id] else { continue }
+                    // AP2 for deletes: a re-insert made here after the delete will bring the
+                    // object back on the server (M2), so it stays here too.
+                    if let mine = pending.inserts[entry.id], let deleted = entry.deletedClock,
+                       mine.wins(over: deleted, device: device, otherDevice: entry.device) { continue }
                     operations.append(.delete(key: key))
                     if fresh[entry.id] == nil { unmapped.append((key, entry.id)) }
                     continue
@@ -93,7 +110,7 @@ extension SyncReplica {
                 }
                 let isNew = fresh[entry.id] != nil && created.insert(entry.id).inserted
                 operations.append(.upsert(entity: entity.name, key: key, isNew: isNew, values: values))
-                for link in entry.links where entity.toManys[link.relationship] != nil {
+                for link in entryLinks where entity.toManys[link.relationship] != nil {
                     clock.receive(link.clock)
                     let k = "\(link.relationship)/\(link.target.uuidString)"
                     if let mine = pending.links[entry.id]?[k], mine.wins(over: link.clock, device: device, otherDevice: link.device) { continue }
@@ -117,9 +134,15 @@ extension SyncReplica {
             let cursor = page.cursor
             let newMappings = fresh
             let received = clock.last
+            var intended: [UInt8] = []
+            for case .link(let key, let relationship, let target, let present) in operations {
+                intended += SyncState.linkRecord(source: key, relationship: relationship, target: target, present: present)
+            }
+            let intendedLinks = intended
             _ = try store.applyRemote(operations, author: Self.author) { txn in
-                for (id, key) in newMappings { try SyncState.map(key, to: id, txn) }
+                if !intendedLinks.isEmpty { try txn.put(intendedLinks, for: SyncState.appliedKey(txn.commitLSN.rawValue), in: SyncState.tree) }
                 for (key, id) in unmapped { try SyncState.unmap(key, id: id, txn) }
+                for (id, key) in newMappings { try SyncState.map(key, to: id, txn) }
                 for k in resolved { _ = try txn.delete(k, in: SyncState.tree) }
                 for k in placeholders { try txn.put([], for: k, in: SyncState.tree) }
                 try SyncState.put(UInt64(bitPattern: cursor), SyncState.cursorKey, txn)
@@ -129,6 +152,29 @@ extension SyncReplica {
             return page.entries.count
         } catch {
             throw SyncError.store(error, "applying the server's changes")
+        }
+    }
+
+    /// AP4: a page's entries, one per object, in the order of each object's last entry: that
+    /// entry's state (entries carry every field), the links of every entry after the object's
+    /// last tombstone, and whether a tombstone came before a live last entry (the ID was deleted
+    /// and inserted again: the object here is replaced by a new one with only the new fields).
+    static func collapse(_ entries: [FeedEntry]) -> [(entry: FeedEntry, links: [ClockedLink], revived: Bool)] {
+        var last: [UUID: Int] = [:]
+        var links: [UUID: [ClockedLink]] = [:]
+        var revived: Set<UUID> = []
+        for (i, e) in entries.enumerated() {
+            last[e.id] = i
+            if e.deleted {
+                links[e.id] = []
+                revived.insert(e.id)
+            } else {
+                links[e.id, default: []] += e.links
+            }
+        }
+        return entries.enumerated().compactMap { i, e in
+            guard last[e.id] == i else { return nil }
+            return (e, links[e.id] ?? [], !e.deleted && revived.contains(e.id))
         }
     }
 

@@ -9,6 +9,11 @@
 //       current values of the properties it changed.
 //   CP3 a save's clock is its own time corrected by the server's offset (C2), after every
 //       timestamp issued or received before (C1).
+//   CP4 of a save that applied remote changes, the deletes its delete rules cascaded to are
+//       pushed: a folder deleted on one device while another added a note to it offline ends
+//       with the note deleted everywhere, as the cascade rule says.
+//   CP5 so are the links it changed beyond the page's own link changes (recorded under
+//       `applied/` by SyncReplica+Apply): what a delete rule removed here is removed everywhere.
 
 import DocStoreCore
 import DocStoreEngine
@@ -33,17 +38,20 @@ struct SyncReplica: Sendable {
                 var clock = HybridClock(last: HybridTimestamp(rawValue: try SyncState.u64(SyncState.clockKey, txn) ?? 0))
                 let offset = Int64(bitPattern: try SyncState.u64(SyncState.offsetKey, txn) ?? 0)
                 var out: [ClientTransaction] = []
-                for save in saves where save.author != Self.author {       // CP1
-                    let stamp: HybridTimestamp
-                    if let stored = try SyncState.u64(SyncState.txKey(save.token), txn) {
-                        stamp = HybridTimestamp(rawValue: stored)
-                    } else {
-                        let ms = Int64((save.timestamp.timeIntervalSince1970 * 1000).rounded()) &+ offset   // CP3
-                        stamp = clock.tick(milliseconds: ms)
-                        try SyncState.put(stamp.rawValue, SyncState.txKey(save.token), txn)
+                for save in saves {
+                    if save.author == Self.author {
+                        // CP1: applied remote changes are not pushed back — except deletes its
+                        // delete rules cascaded to, which only this device knows of (CP4).
+                        let cascaded = try cascadedDeletes(save, txn)
+                        if !cascaded.isEmpty {
+                            out.append(ClientTransaction(id: save.token, clock: try stamp(save, &clock, offset: offset, txn), changes: cascaded))
+                        }
+                        continue
                     }
                     let changes = try objectChanges(save, txn)
-                    if !changes.isEmpty { out.append(ClientTransaction(id: save.token, clock: stamp, changes: changes)) }
+                    if !changes.isEmpty {
+                        out.append(ClientTransaction(id: save.token, clock: try stamp(save, &clock, offset: offset, txn), changes: changes))
+                    }
                 }
                 try SyncState.put(clock.last.rawValue, SyncState.clockKey, txn)
                 return out
@@ -52,6 +60,54 @@ struct SyncReplica: Sendable {
         } catch {
             throw SyncError.store(error, "reading local changes")
         }
+    }
+
+    /// The clock of a save: the one it got when first captured, or a new one (CP3).
+    private func stamp(_ save: CapturedTransaction, _ clock: inout HybridClock, offset: Int64, _ txn: WriteTransaction) throws -> HybridTimestamp {
+        if let stored = try SyncState.u64(SyncState.txKey(save.token), txn) { return HybridTimestamp(rawValue: stored) }
+        let ms = Int64((save.timestamp.timeIntervalSince1970 * 1000).rounded()) &+ offset
+        let stamp = clock.tick(milliseconds: ms)
+        try SyncState.put(stamp.rawValue, SyncState.txKey(save.token), txn)
+        return stamp
+    }
+
+    /// CP4: the deletes of an applied page that the server did not ask for — objects its delete
+    /// rules cascaded to. A delete the server asked for unmapped its object when it was applied
+    /// (SyncReplica+Apply), so the deletes whose objects are still mapped are the cascaded ones.
+    private func cascadedDeletes(_ save: CapturedTransaction, _ txn: WriteTransaction) throws -> [ObjectChange] {
+        var out: [ObjectChange] = []
+        for change in save.changes where change.kind == .delete {
+            guard let entity = model.entities[change.entity], let id = try SyncState.globalID(ofKey: change.key, txn) else { continue }
+            out.append(ObjectChange(entity: entity.name, id: id, kind: .delete))
+        }
+        // CP5: link changes the page did not ask for (its delete rules removed them).
+        let intended = Set(try intendedLinks(save.token, txn))
+        for change in save.changes where change.kind == .update {
+            guard let entity = model.entities[change.entity] else { continue }
+            var links: [LinkChange] = []
+            for link in change.links where entity.toManys[link.relationship] != nil {
+                let record = SyncState.linkRecord(source: change.key, relationship: link.relationship, target: link.target, present: link.present)
+                guard !intended.contains(record), let target = try SyncState.globalID(ofKey: link.target, txn) else { continue }
+                links.append(LinkChange(relationship: link.relationship, target: target, present: link.present))
+            }
+            if !links.isEmpty, let id = try SyncState.globalID(ofKey: change.key, txn) {
+                out.append(ObjectChange(entity: entity.name, id: id, kind: .update, links: links))
+            }
+        }
+        return out
+    }
+
+    /// The link records an applied page asked for (SyncState `applied/`).
+    private func intendedLinks(_ token: UInt64, _ txn: WriteTransaction) throws -> [[UInt8]] {
+        guard let bytes = try txn.get(SyncState.appliedKey(token), in: SyncState.tree) else { return [] }
+        var out: [[UInt8]] = []
+        var i = 0
+        while i + 17 <= bytes.count {
+            guard let end = bytes[(i + 17)...].firstIndex(of: 0) else { break }
+            out.append(Array(bytes[i...end]))
+            i = end + 1
+        }
+        return out
     }
 
     /// The synced part of one save, IDs assigned and mapped in `txn`.
@@ -137,6 +193,12 @@ struct SyncReplica: Sendable {
                     if t > token { break }
                     doomed.append(k)
                     entry = try cursor.next()
+                }
+                var applied = try cursor.seek(to: SyncState.appliedPrefix)
+                while let (k, _) = applied, k.starts(with: SyncState.appliedPrefix), k.count == SyncState.appliedPrefix.count + 8 {
+                    if k.suffix(8).reduce(0, { $0 << 8 | UInt64($1) }) > token { break }
+                    doomed.append(k)
+                    applied = try cursor.next()
                 }
                 for k in doomed { _ = try txn.delete(k, in: SyncState.tree) }
             }

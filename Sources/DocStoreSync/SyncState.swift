@@ -12,6 +12,8 @@
 //   "id/" ‖ key (8)                  16 bytes: the global ID of the object with this key
 //   "key/" ‖ global ID (16)          u64 BE: the local key of the object with this global ID
 //   "tx/" ‖ token (8)                u64 BE: the clock a captured, unacknowledged save got
+//   "applied/" ‖ token (8)           the link changes an applied page asked for (CP5): records
+//                                    of source (8) ‖ target (8) ‖ flag (1) ‖ name ‖ 0
 //   "ref/" ‖ target ID (16) ‖ key (8) ‖ name   empty: a to-one or link waiting for its target
 //
 //   SST1 both directions of the ID mapping are written in the same transaction.
@@ -33,6 +35,12 @@ enum SyncState {
     static func keyKey(_ id: UUID) -> [UInt8] { Array("key/".utf8) + bytes(id) }
     static func txKey(_ token: UInt64) -> [UInt8] { Array("tx/".utf8) + be(token) }
     static let txPrefix = Array("tx/".utf8)
+    static func appliedKey(_ token: UInt64) -> [UInt8] { appliedPrefix + be(token) }
+    static let appliedPrefix = Array("applied/".utf8)
+    /// An applied link change as recorded under `applied/` (CP5): source, target, flag.
+    static func linkRecord(source: UInt64, relationship: String, target: UInt64, present: Bool) -> [UInt8] {
+        be(source) + be(target) + [present ? 1 : 0] + Array(relationship.utf8) + [0]
+    }
     static func refPrefix(_ target: UUID) -> [UInt8] { Array("ref/".utf8) + bytes(target) }
     static func refKey(_ target: UUID, source: UInt64, name: String) -> [UInt8] { refPrefix(target) + be(source) + Array(name.utf8) }
 

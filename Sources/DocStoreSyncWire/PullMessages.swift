@@ -54,10 +54,13 @@ public struct FeedEntry: Sendable, Hashable, Codable {
     public var fields: [String: ClockedValue]
     /// The links this merge changed.
     public var links: [ClockedLink]
-    /// The device whose push made this entry.
+    /// The device whose push made this entry (of a tombstone: the device that deleted).
     public var device: String
+    /// A tombstone's delete clock: a device keeps a re-insert of its own that is later (M2).
+    public var deletedClock: HybridTimestamp?
 
-    public init(seq: Int64, entity: String, id: UUID, deleted: Bool, fields: [String: ClockedValue], links: [ClockedLink], device: String) {
+    public init(seq: Int64, entity: String, id: UUID, deleted: Bool, fields: [String: ClockedValue], links: [ClockedLink], device: String,
+                deletedClock: HybridTimestamp? = nil) {
         self.seq = seq
         self.entity = entity
         self.id = id
@@ -65,6 +68,7 @@ public struct FeedEntry: Sendable, Hashable, Codable {
         self.fields = fields
         self.links = links
         self.device = device
+        self.deletedClock = deletedClock
     }
 }
 

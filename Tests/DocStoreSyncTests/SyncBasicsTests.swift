@@ -14,12 +14,14 @@ typealias Cache = SyncModels.Cache
 
 /// A device: a store in a temporary file and its sync engine.
 final class Device {
+    let name: String
     let store: Store
     let sync: SyncEngine
     let context: Context
     let url: URL
 
     init(_ name: String, server: URL) throws {
+        self.name = name
         url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-\(name)-\(UUID().uuidString).docstore")
         store = try Store(url: url, models: SyncModels.all)
         sync = try SyncEngine(store: store, server: server, device: name, localOnlyEntities: ["Cache"])

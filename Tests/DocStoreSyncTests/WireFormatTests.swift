@@ -60,7 +60,7 @@ import Testing
         // M2: a delete wins over a later update; only a later insert revives the ID.
         let deleted = ObjectMerge.merge(ObjectChange(entity: "Note", id: id, kind: .delete), into: created.state, clock: t1, device: "a", transaction: 2)
         let update = ObjectMerge.merge(late, into: deleted.state, clock: t2, device: "b", transaction: 3)
-        #expect(update.state.deleted && !update.changed && update.conflicts.map(\.kind) == [.updateOfDeletedObject])
+        #expect(update.state == deleted.state && update.changed && update.conflicts.map(\.kind) == [.updateOfDeletedObject])   // M4: re-sent
         let revived = ObjectMerge.merge(insert, into: deleted.state, clock: t2, device: "b", transaction: 4)
         #expect(!revived.state.deleted && revived.state.fields["title"]?.value == .string("a"))
         let stale = ObjectMerge.merge(insert, into: deleted.state, clock: HybridTimestamp(milliseconds: 50, counter: 0), device: "b", transaction: 5)

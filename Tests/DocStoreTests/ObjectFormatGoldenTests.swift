@@ -87,10 +87,11 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         out.append(Example(document: "history.md", name: "history-transaction", text: hex(chunks.first ?? [])))
 
         // Format 2 (a synced store): the same save with its values and links. Note 3's title
-        // (field 5) became "Eggs" and its folder (field 10) Folder 1; Note 7 was inserted with
+        // (field 5) became "Eggs", its folder (field 10) Folder 1 and its body (field 12) nil
+        // — the bug the convergence test found: a nil wrote no tag; Note 7 was inserted with
         // title "Tea" and linked to Tag 4 through its to-many `tags` (field 11).
         var withValues = Self.historyChanges
-        withValues[1].values = [(5, .string("Eggs")), (10, .reference(PrimaryKey.make(entity: 1, sequence: 1)))]
+        withValues[1].values = [(5, .string("Eggs")), (10, .reference(PrimaryKey.make(entity: 1, sequence: 1))), (12, .null)]
         withValues[2].values = [(5, .string("Tea"))]
         withValues[2].links = [RecordedLink(fieldID: 11, target: PrimaryKey.make(entity: 3, sequence: 4), present: true)]
         let history2 = RecordedTransaction(

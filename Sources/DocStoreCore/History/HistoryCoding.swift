@@ -59,6 +59,8 @@ enum HistoryCoding {
     static let formatVersion: UInt8 = 1
     /// The format of transactions whose changes carry values and links (HC3).
     static let valuesFormatVersion: UInt8 = 2
+    /// Format 2's tag for a value set to nil (records never hold one: a nil field is absent).
+    static let nullTag: UInt8 = 0
     /// A chunk is closed once it holds this many bytes (HC1).
     static let chunkBytes = 16 << 10
 
@@ -115,7 +117,8 @@ enum HistoryCoding {
                 body.appendVarint(UInt64(change.values.count))
                 for (id, value) in change.values {
                     body.appendVarint(UInt64(id))
-                    RecordCoding.appendValue(value, to: &body)
+                    // A value set to nil is tag 0 here (records leave nil fields out instead).
+                    if value.isNull { body.append(nullTag) } else { RecordCoding.appendValue(value, to: &body) }
                 }
                 body.appendVarint(UInt64(change.links.count))
                 for link in change.links {
@@ -201,7 +204,12 @@ enum HistoryCoding {
                         guard m <= UInt64(raw.count) else { throw r.corrupt("\(m) values cannot fit", at: r.offset) }
                         for _ in 0..<m {
                             let id = UInt32(truncatingIfNeeded: try r.varint())
-                            change.values.append((id, try r.value()))
+                            if r.offset < raw.count, raw[r.offset] == nullTag {
+                                r.offset += 1
+                                change.values.append((id, .null))
+                            } else {
+                                change.values.append((id, try r.value()))
+                            }
                         }
                         let l = try r.varint()
                         guard l <= UInt64(raw.count) else { throw r.corrupt("\(l) links cannot fit", at: r.offset) }
