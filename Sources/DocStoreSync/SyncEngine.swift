@@ -57,10 +57,12 @@ public actor SyncEngine {
         (events, continuation) = AsyncStream.makeStream(of: SyncEvent.self, bufferingPolicy: .bufferingNewest(1_000))
         do {
             try store.enableSyncCapture()
+            let replica = self.replica
             secret = try store.syncWrite { txn -> String in
                 if let s = try txn.get(SyncState.deviceSecretKey, in: SyncState.tree) { return String(decoding: s, as: UTF8.self) }
                 let fresh = UUID().uuidString
                 try txn.put(Array(fresh.utf8), for: SyncState.deviceSecretKey, in: SyncState.tree)
+                try replica.beginSetup(txn)       // the first time: export what is there (SU1)
                 return fresh
             }
         } catch {
@@ -84,6 +86,24 @@ public actor SyncEngine {
     @discardableResult
     public func syncNow() async throws(SyncError) -> Summary {
         var summary = Summary()
+        if try replica.nextSetupChunk(clock: Self.now()) != nil {
+            try await step(.setup, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
+                var objects = 0
+                while let chunk = try replica.nextSetupChunk(clock: Self.now()) {
+                    let request = PushRequest(device: replica.device, deviceSecret: secret,
+                                              schema: replica.model.manifest(version: schemaVersion), transactions: [chunk])
+                    let response = try await transport.post(SyncProtocol.pushPath, request, as: PushResponse.self)
+                    replica.noteServerTime(response.serverTime)
+                    guard response.accepted.contains(chunk.id) else {
+                        throw SyncError(.badResponse, "the server did not accept export chunk \(chunk.id - SyncReplica.setupIDBase)")
+                    }
+                    try replica.setupChunkAccepted(chunk.id)
+                    objects += chunk.changes.count
+                    summary.conflicts += response.conflicts
+                }
+                return objects
+            }
+        }
         try await step(.export, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
             while true {
                 let (transactions, through) = try replica.capture()
@@ -114,6 +134,8 @@ public actor SyncEngine {
         }
         return summary
     }
+
+    static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
 
     /// Starts syncing in the background: a round now, then one every poll interval, until
     /// ``stop()``. Failures are events (SE2); the loop goes on.

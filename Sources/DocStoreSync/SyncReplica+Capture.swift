@@ -171,8 +171,11 @@ struct SyncReplica: Sendable {
 
     /// The global ID of the object `key`, made now for one that has none (G2: an object saved
     /// before sync was enabled).
-    private func globalID(_ key: UInt64, entity: SyncModel.Entity?, values: [String: StoredValue], _ txn: WriteTransaction) throws -> UUID {
+    func globalID(_ key: UInt64, entity: SyncModel.Entity?, values: [String: StoredValue], _ txn: WriteTransaction) throws -> UUID {
         if let id = try SyncState.globalID(ofKey: key, txn) { return id }
+        // A target met before its own insert: its entity and values decide its ID (G1).
+        let entity = entity ?? store.entityName(ofKey: key).flatMap { model.entities[$0] }
+        let values = entity?.identityAttribute != nil && values.isEmpty ? (try store.currentValues(ofKey: key) ?? [:]) : values
         let id = GlobalIDs.make(entity: entity?.name ?? "", identityAttribute: entity?.identityAttribute, values: values)
         try SyncState.map(key, to: id, txn)
         return id

@@ -144,6 +144,43 @@ final class Device {
         #expect(try await a.snapshot() == (try await b.snapshot()))
     }
 
+    /// SU1, SU2: a store with objects from before sync exports them at its first sync.
+    @Test func objectsSavedBeforeSyncWasEnabledAreExported() async throws {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-existing-\(UUID().uuidString).docstore")
+        do {
+            let store = try Store(url: url, models: SyncModels.all)
+            let context = Context(store: store)
+            for i in 0..<1_200 {      // more than two export chunks
+                let note = Note(title: "old \(i)")
+                try context.insert(note)
+            }
+            let inbox = Folder(name: "Inbox")
+            let tagged = Note(title: "tagged", folder: inbox)
+            try context.insert(tagged)
+            tagged.tags.insert(Tag(name: "work"))
+            try context.save()
+            _ = try store.deleteHistory(through: try #require(try store.lastHistoryToken()))   // history gone, objects stay
+            try store.close()
+        }
+        let store = try Store(url: url, models: SyncModels.all)
+        let a = try SyncEngine(store: store, server: server.url, device: "a")
+        let b = try Device("b", server: server.url)
+        let context = Context(store: store)
+        let edited = try #require(try context.fetch(Note.self).first { $0.title == "old 7" })
+        edited.title = "old 7, edited after sync was enabled"
+        try context.save()
+        let first = try await a.syncNow()
+        #expect(first.pushed == 1)
+        try await b.sync.syncNow()
+        let notes = try b.context.fetch(Note.self)
+        #expect(notes.count == 1_201)
+        #expect(notes.contains { $0.title == "old 7, edited after sync was enabled" })
+        let onB = try #require(notes.first { $0.title == "tagged" })
+        #expect(onB.folder?.name == "Inbox" && onB.tags.map(\.name) == ["work"])
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+        #expect(try await a.syncNow().pushed == 0)      // nothing exported twice
+    }
+
     @Test func historyTheServerHasNotAcknowledgedIsNotPurged() async throws {
         let a = try Device("a", server: server.url)
         try a.context.insert(Note(title: "kept"))

@@ -143,3 +143,12 @@ extension Store {
     /// The catalog's schema version number (what a push names its schema by).
     package var schemaVersionNumber: Int { Int(catalog.schemaVersion) }
 }
+
+extension Store {
+    /// The highest key handed out so far for the entity `name` (0 when none): objects with
+    /// keys up to it existed before this call.
+    package func highestKey(ofEntity name: String) -> UInt64 {
+        guard let entity = model.entity(named: name) else { return 0 }
+        return PrimaryKey.make(entity: entity.id, sequence: highestSequence(of: entity.id))
+    }
+}
