@@ -86,7 +86,7 @@ public actor SyncEngine {
     @discardableResult
     public func syncNow() async throws(SyncError) -> Summary {
         var summary = Summary()
-        if try replica.nextSetupChunk(clock: Self.now()) != nil {
+        if try replica.setupPending() {
             try await step(.setup, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
                 var objects = 0
                 while let chunk = try replica.nextSetupChunk(clock: Self.now()) {

@@ -33,16 +33,23 @@ extension SyncReplica {
 
     static func setupLimitKey(_ entity: String) -> [UInt8] { Array("setup-limit/\(entity)".utf8) }
 
+    /// Whether an export is still to be pushed (SU1): one read, no enumeration.
+    func setupPending() throws(SyncError) -> Bool {
+        do { return try store.syncRead { try $0.get(Self.setupKey, in: SyncState.tree) != nil } } catch {
+            throw SyncError.store(error, "reading the export's progress")
+        }
+    }
+
     /// The next chunk of the export, or nil when the export is done (or was never needed).
     func nextSetupChunk(clock stampAt: Int64) throws(SyncError) -> ClientTransaction? {
         do {
             guard let chunk = try store.syncRead({ try SyncState.u64(Self.setupKey, $0) }) else { return nil }
             let context = Context(store: store)
-            var keys: [(entity: SyncModel.Entity, key: UInt64)] = []
+            var keys: [(entity: SyncModel.Entity, key: UInt64, object: ManagedObject)] = []
             for (name, entity) in model.entities.sorted(by: { $0.key < $1.key }) {
                 let limit = try store.syncRead { try SyncState.u64(Self.setupLimitKey(name), $0) } ?? 0
                 for object in try context.fetch(entityName: name) where object.entityName == name {
-                    if let key = object.objectID?.primaryKey, key <= limit { keys.append((entity, key)) }
+                    if let key = object.objectID?.primaryKey, key <= limit { keys.append((entity, key, object)) }
                 }
             }
             keys.sort { $0.key < $1.key }
@@ -53,8 +60,7 @@ extension SyncReplica {
             }
             let slice = keys[start..<min(keys.count, start + Self.setupChunkSize)]
             var links: [UInt64: [(String, [UInt64])]] = [:]
-            for (entity, key) in slice where !entity.toManys.isEmpty {
-                let object = try context.existingObject(with: try store.objectID(forEntityName: entity.name, number: key & 0xFFFF_FFFF_FFFF))
+            for (entity, key, object) in slice where !entity.toManys.isEmpty {
                 for relationship in entity.toManys.keys.sorted() {
                     let value = try object.value(forKey: relationship)
                     let targets = (value as? Set<ManagedObject>).map(Array.init) ?? (value as? [ManagedObject]) ?? []
@@ -66,7 +72,7 @@ extension SyncReplica {
                 var clock = HybridClock(last: HybridTimestamp(rawValue: try SyncState.u64(SyncState.clockKey, txn) ?? 0))
                 _ = clock.tick(milliseconds: stampAt)
                 try SyncState.put(clock.last.rawValue, SyncState.clockKey, txn)
-                for (entity, key) in slice {
+                for (entity, key, _) in slice {
                     let values = try store.currentValues(ofKey: key) ?? [:]
                     let id = try globalID(key, entity: entity, values: values, txn)
                     var fields: [String: WireValue] = [:]

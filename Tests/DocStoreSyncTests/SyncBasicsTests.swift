@@ -75,14 +75,19 @@ final class Device {
         #expect(try await a.snapshot() == (try await c.snapshot()))
     }
 
-    @Test func theLaterEditOfAFieldWinsOnEveryDevice() async throws {
+    /// Devices a and b, and a note a inserted and both have synced: a's object and b's.
+    func noteOnTwoDevices(_ title: String) async throws -> (Device, Device, Note, Note) {
         let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
-        let note = Note(title: "draft")
+        let note = Note(title: title)
         try a.context.insert(note)
         try a.context.save()
         try await a.sync.syncNow()
         try await b.sync.syncNow()
-        let onB = try #require(try b.context.fetch(Note.self).first)
+        return (a, b, note, try #require(try b.context.fetch(Note.self).first))
+    }
+
+    @Test func theLaterEditOfAFieldWinsOnEveryDevice() async throws {
+        let (a, b, note, onB) = try await noteOnTwoDevices("draft")
         // Offline on both: a edits first, b later; a also edits another field nobody else touched.
         note.title = "from a"
         note.priority = 5
@@ -125,13 +130,7 @@ final class Device {
     }
 
     @Test func aDeleteWinsOverAConcurrentUpdate() async throws {
-        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
-        let note = Note(title: "doomed")
-        try a.context.insert(note)
-        try a.context.save()
-        try await a.sync.syncNow()
-        try await b.sync.syncNow()
-        let onB = try #require(try b.context.fetch(Note.self).first)
+        let (a, b, note, onB) = try await noteOnTwoDevices("doomed")
         try a.context.delete(note)
         try a.context.save()
         onB.title = "edited later, offline"

@@ -36,8 +36,6 @@ package enum RemoteOperation: Sendable {
 
 /// What applying came to.
 package struct RemoteApplyReport: Sendable {
-    /// The history token of the save, or nil when nothing changed.
-    package var token: UInt64?
     /// Operations skipped because their object is not here (RA3).
     package var skipped = 0
 }
@@ -102,7 +100,6 @@ extension Store {
         }
         if context.hasChanges {
             try context.save()
-            report.token = try lastHistoryToken()?.value
         } else {
             try write { txn in try alsoWrite(txn) }
         }
