@@ -32,6 +32,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.0.0"),
         .package(url: "https://github.com/vapor/postgres-nio", from: "1.21.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.5.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.0.0"),
     ],
     targets: [
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
@@ -71,13 +72,18 @@ let package = Package(
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ]),
         .executableTarget(name: "DocStoreServerCLI", dependencies: [
             "DocStoreServer",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
         ]),
         // The child process of the real-process crash tests; not a user tool.
         .executableTarget(name: "DocStoreKillTarget", dependencies: ["DocStoreEngine", "DocStoreCore"]),
+        // The sync tests' model, and the device process their kill tests SIGKILL.
+        .target(name: "DocStoreSyncTestModels", dependencies: ["DocStore"]),
+        .executableTarget(name: "DocStoreSyncKillTarget", dependencies: ["DocStore", "DocStoreSync", "DocStoreSyncTestModels", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineTests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreEngineCrashTests", dependencies: ["DocStoreEngine", "DocStoreCore", "DocStoreTestSupport"]),
         .testTarget(name: "DocStoreCLITests", dependencies: ["DocStoreEngine", "DocStoreTestSupport"]),
@@ -86,6 +92,7 @@ let package = Package(
                     exclude: ["Fixtures"]),
         .testTarget(name: "DocStoreSyncTests", dependencies: [
             "DocStore", "DocStoreCore", "DocStoreSync", "DocStoreSyncWire", "DocStoreServer", "DocStoreTestSupport",
+            "DocStoreSyncTestModels",
         ]),
         .testTarget(name: "DocStoreStressTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreTestSupport"]),
         .testTarget(

@@ -12,6 +12,9 @@
 //      relationship, target) wins, so adds on two devices both stay.
 //   M5 (SyncDatabase) a delete removes the object's links both ways, at the delete's clock: an
 //      ID brought back later starts with none.
+//   M6 (SyncDatabase) a link added to an object the server holds as deleted is set aside
+//      (`linkToDeletedObject`): a device that had not seen the delete linked to it, and drops
+//      the link when it applies the delete. An ID brought back later starts with no links.
 //   M4 an edit set aside by M2 writes the tombstone to the feed again, so the device that made
 //      it — which may never have seen the delete — deletes its copy too.
 

@@ -82,7 +82,9 @@ public struct SyncDatabase: Sendable {
                         conflicts.append(SyncConflict(kind: .clockHeldBack, entity: change.entity, id: change.id, transaction: transaction.id))
                     }
                 }
-                for change in transaction.changes {
+                // Inserts first: a link in this transaction to an object it brings back (M2)
+                // finds the object alive (M6), whatever order the save listed them in.
+                for change in transaction.changes.filter({ $0.kind == .insert }) + transaction.changes.filter({ $0.kind != .insert }) {
                     conflicts += try await apply(change, clock: clock, device: request.device, transaction: transaction.id, conn)
                 }
             }
@@ -156,10 +158,8 @@ public struct SyncDatabase: Sendable {
     /// Merges one object change (M1–M3) and writes its feed entry when anything changed.
     private func apply(_ change: ObjectChange, clock: HybridTimestamp, device: String, transaction: UInt64,
                        _ conn: PostgresConnection) async throws -> [SyncConflict] {
-        var current: ObjectState?
-        for try await (text,) in try await conn.query("SELECT state FROM docstore_objects WHERE id = \(change.id)", logger: logger).decode((String,).self) {
-            current = try WireCoding.decode(ObjectState.self, from: Data(text.utf8))
-        }
+        let current = try await state(of: change.id, conn)
+        var conflicts: [SyncConflict] = []
         let outcome = ObjectMerge.merge(change, into: current, clock: clock, device: device, transaction: transaction)
         var links: [ClockedLink] = []
         if outcome.state.deleted, current?.deleted != true {
@@ -172,6 +172,13 @@ public struct SyncDatabase: Sendable {
         }
         if !outcome.state.deleted {
             for link in change.links {
+                if link.present, try await state(of: link.target, conn)?.deleted == true {
+                    // M6: a link to a deleted object is set aside; its device removes the link
+                    // when it applies the delete.
+                    conflicts.append(SyncConflict(kind: .linkToDeletedObject, entity: change.entity, id: change.id,
+                                                  field: link.relationship, transaction: transaction))
+                    continue
+                }
                 var stored: (clock: HybridTimestamp, device: String)?
                 for try await (c, d) in try await conn.query("""
                     SELECT clock, device FROM docstore_links
@@ -188,7 +195,8 @@ public struct SyncDatabase: Sendable {
                 links.append(ClockedLink(relationship: link.relationship, target: link.target, present: link.present, clock: clock, device: device))
             }
         }
-        guard outcome.changed || !links.isEmpty else { return outcome.conflicts }
+        conflicts = outcome.conflicts + conflicts
+        guard outcome.changed || !links.isEmpty else { return conflicts }
         let stateText = String(decoding: WireCoding.encode(outcome.state), as: UTF8.self)
         try await conn.query("""
             INSERT INTO docstore_objects (id, state) VALUES (\(change.id), \(stateText))
@@ -199,6 +207,15 @@ public struct SyncDatabase: Sendable {
                               device: state.deleted ? state.deletedDevice : device, deletedClock: state.deleted ? state.deletedClock : nil)
         let text = String(decoding: WireCoding.encode(entry), as: UTF8.self)
         try await conn.query("INSERT INTO docstore_feed (entry) VALUES (\(text))", logger: logger)
-        return outcome.conflicts
+        return conflicts
+    }
+
+    /// The server's state of the object `id`, nil when it has never seen it.
+    private func state(of id: UUID, _ conn: PostgresConnection) async throws -> ObjectState? {
+        var current: ObjectState?
+        for try await (text,) in try await conn.query("SELECT state FROM docstore_objects WHERE id = \(id)", logger: logger).decode((String,).self) {
+            current = try WireCoding.decode(ObjectState.self, from: Data(text.utf8))
+        }
+        return current
     }
 }

@@ -13,6 +13,7 @@ import Hummingbird
 import Logging
 import NIOCore
 import PostgresNIO
+import ServiceLifecycle
 
 /// The sync server: PostgreSQL client, tables and routes.
 public struct SyncServer: Sendable {
@@ -52,7 +53,12 @@ public struct SyncServer: Sendable {
                 }
             }
         }
-        try await app.runService()
+        // SIGTERM or SIGINT: stop accepting, let requests in flight finish for up to 10 s, then
+        // cancel them (one waiting for a PostgreSQL that is down would hold the exit for ever).
+        var group = ServiceGroupConfiguration(services: [app], gracefulShutdownSignals: [.sigterm, .sigint], logger: logger)
+        group.maximumGracefulShutdownDuration = .seconds(10)
+        group.maximumCancellationDuration = .seconds(5)
+        try await ServiceGroup(configuration: group).run()
     }
 
     static func addRoutes(to router: Router<BasicRequestContext>, database: SyncDatabase, logger: Logger) {

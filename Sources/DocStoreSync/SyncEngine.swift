@@ -22,7 +22,7 @@ import Foundation
 /// ```
 ///
 /// ## Topics
-/// - ``init(store:server:device:localOnlyEntities:pollInterval:)``
+/// - ``init(store:server:device:localOnlyEntities:pollInterval:resolver:)``
 /// - ``syncNow()``
 /// - ``start()``
 /// - ``stop()``
@@ -37,6 +37,7 @@ public actor SyncEngine {
     private let secret: String
     private let schemaVersion: Int
     private let pollInterval: Duration
+    private let resolver: SyncConflictResolver?
     private var loop: Task<Void, Never>?
 
     /// Prepares `store` for sync with the server at `server` as the device `device` (a stable
@@ -46,9 +47,13 @@ public actor SyncEngine {
     ///   - localOnlyEntities: entities that never sync (caches, UI state), like a Core Data
     ///     configuration that is not mirrored.
     ///   - pollInterval: how often ``start()``'s loop asks the server for changes.
+    ///   - resolver: called for each attribute edit of this device that lost to a later edit
+    ///     elsewhere; its answer becomes a new edit (``SyncConflictResolver``). Without one, the
+    ///     later edit wins.
     /// - Throws: ``SyncError/Code/store`` when the store cannot record sync state.
     public init(store: Store, server: URL, device: String, localOnlyEntities: Set<String> = [],
-                pollInterval: Duration = .seconds(2)) throws(SyncError) {
+                pollInterval: Duration = .seconds(2), resolver: SyncConflictResolver? = nil) throws(SyncError) {
+        self.resolver = resolver
         let model = SyncModel(schema: store.schema, localOnly: localOnlyEntities)
         replica = SyncReplica(store: store, model: model, device: device)
         transport = HTTPTransport(server: server, timeout: 30)
@@ -104,23 +109,9 @@ public actor SyncEngine {
                 return objects
             }
         }
+        var lost: [SyncReplica.LostEdit] = []
         try await step(.export, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
-            while true {
-                let (transactions, through) = try replica.capture()
-                guard let through else { return summary.pushed }
-                if !transactions.isEmpty {
-                    let request = PushRequest(device: replica.device, deviceSecret: secret,
-                                              schema: replica.model.manifest(version: schemaVersion), transactions: transactions)
-                    let response = try await transport.post(SyncProtocol.pushPath, request, as: PushResponse.self)
-                    replica.noteServerTime(response.serverTime)
-                    guard Set(response.accepted).isSuperset(of: transactions.map(\.id)) else {
-                        throw SyncError(.badResponse, "the server accepted \(response.accepted.count) of \(transactions.count) transactions")
-                    }
-                    summary.pushed += transactions.count
-                    summary.conflicts += response.conflicts
-                }
-                try replica.acknowledge(through: through)
-            }
+            try await push(&summary, lost: &lost)
         }
         try await step(.import) { () async throws(SyncError) -> Int in
             while true {
@@ -132,7 +123,35 @@ public actor SyncEngine {
                 if !page.hasMore { return summary.pulled }
             }
         }
+        if let resolver, !lost.isEmpty, try replica.resolve(lost, with: resolver) > 0 {
+            // RS3: the resolver's edits go out in this round.
+            try await step(.export, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
+                try await push(&summary, lost: &lost)
+            }
+        }
         return summary
+    }
+
+    /// Pushes every unacknowledged save (SE1), adding to `summary`; collects the attribute
+    /// edits the server set aside as older (M1) into `lost`, for the resolver.
+    private func push(_ summary: inout Summary, lost: inout [SyncReplica.LostEdit]) async throws(SyncError) -> Int {
+        while true {
+            let (transactions, through) = try replica.capture()
+            guard let through else { return summary.pushed }
+            if !transactions.isEmpty {
+                let request = PushRequest(device: replica.device, deviceSecret: secret,
+                                          schema: replica.model.manifest(version: schemaVersion), transactions: transactions)
+                let response = try await transport.post(SyncProtocol.pushPath, request, as: PushResponse.self)
+                replica.noteServerTime(response.serverTime)
+                guard Set(response.accepted).isSuperset(of: transactions.map(\.id)) else {
+                    throw SyncError(.badResponse, "the server accepted \(response.accepted.count) of \(transactions.count) transactions")
+                }
+                summary.pushed += transactions.count
+                summary.conflicts += response.conflicts
+                if resolver != nil { lost = replica.lostEdits(response.conflicts, of: transactions, adding: lost) }
+            }
+            try replica.acknowledge(through: through)
+        }
     }
 
     static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }

@@ -9,6 +9,10 @@
 //       when that object arrives; nothing fails meanwhile.
 //   AP4 a page holds each object's entries collapsed to one (Self.collapse): a delete and a
 //       re-insert of the same ID in one page replace the object here with a new one.
+//   AP5 a live entry for an object deleted here is the server's word that it lives (brought
+//       back by a later insert, M2): the object is inserted again under a new key — unless
+//       this device's own delete is still unacknowledged, which will win on the server. The
+//       old key keeps its global ID, so that pending delete still pushes under it.
 
 import DocStoreCore
 import DocStoreEngine
@@ -22,11 +26,15 @@ extension SyncReplica {
         var links: [UUID: [String: HybridTimestamp]] = [:]
         /// The latest unacknowledged insert per object (a re-insert that may revive it, M2).
         var inserts: [UUID: HybridTimestamp] = [:]
+        /// Objects deleted here in a save not acknowledged yet: the delete will win on the
+        /// server (M2), so the server's older state does not bring them back here (AP5).
+        var deletes: Set<UUID> = []
 
         init(_ transactions: [ClientTransaction]) {
             for t in transactions {
                 for c in t.changes {
                     if c.kind == .insert { inserts[c.id] = max(inserts[c.id] ?? .zero, t.clock) }
+                    if c.kind == .delete { deletes.insert(c.id) } else if c.kind == .insert { deletes.remove(c.id) }
                     for name in c.fields.keys { fields[c.id, default: [:]][name] = max(fields[c.id]?[name] ?? .zero, t.clock) }
                     for l in c.links {
                         let k = "\(l.relationship)/\(l.target.uuidString)"
@@ -46,27 +54,37 @@ extension SyncReplica {
             var keys: [UUID: UInt64] = [:]
             var fresh: [UUID: UInt64] = [:]
             var waiting: [UUID: [(key: [UInt8], source: UInt64, name: String)]] = [:]
+            var gone: Set<UUID> = []
             try store.syncRead { txn in
-                for (entry, _, _) in entries {
-                    if keys[entry.id] == nil, let k = try SyncState.localKey(of: entry.id, txn) { keys[entry.id] = k }
+                for (entry, entryLinks, _) in entries {
+                    if keys[entry.id] == nil, let k = try SyncState.localKey(of: entry.id, txn) {
+                        keys[entry.id] = k
+                        if !entry.deleted, !pending.deletes.contains(entry.id), try !store.objectExists(key: k, txn) { gone.insert(entry.id) }
+                    }
                     for case .reference(let target) in entry.fields.values.map(\.value) where keys[target] == nil {
                         if let k = try SyncState.localKey(of: target, txn) { keys[target] = k }
                     }
-                    for link in entry.links where keys[link.target] == nil {
+                    // The links of every entry the page collapsed into this one, not only the last's.
+                    for link in entryLinks where keys[link.target] == nil {
                         if let k = try SyncState.localKey(of: link.target, txn) { keys[link.target] = k }
                     }
                 }
             }
             var replaced: [UUID: UInt64] = [:]
             for (entry, _, revived) in entries where !entry.deleted && model.entities[entry.entity] != nil {
-                if revived, let old = keys[entry.id] { replaced[entry.id] = old }   // AP4
-                guard keys[entry.id] == nil || revived else { continue }
+                if revived, !gone.contains(entry.id), let old = keys[entry.id] { replaced[entry.id] = old }   // AP4
+                guard keys[entry.id] == nil || revived || gone.contains(entry.id) else { continue }   // AP5
                 let k = try store.reserveKey(entity: entry.entity)
                 keys[entry.id] = k
                 fresh[entry.id] = k
             }
             try store.syncRead { txn in
-                for id in fresh.keys { waiting[id] = try SyncState.waiting(for: id, txn) }
+                // Placeholders wait for an ID this device had not seen; it may since have made
+                // the object itself (the same unique value), so every live entry resolves them.
+                for (entry, _, _) in entries where !entry.deleted {
+                    let found = try SyncState.waiting(for: entry.id, txn)
+                    if !found.isEmpty { waiting[entry.id] = found }
+                }
             }
 
             var operations: [RemoteOperation] = []
@@ -157,19 +175,24 @@ extension SyncReplica {
 
     /// AP4: a page's entries, one per object, in the order of each object's last entry: that
     /// entry's state (entries carry every field), the links of every entry after the object's
-    /// last tombstone, and whether a tombstone came before a live last entry (the ID was deleted
-    /// and inserted again: the object here is replaced by a new one with only the new fields).
+    /// last tombstone (and after their target's), and whether a tombstone came before a live
+    /// last entry (the ID was deleted and inserted again: the object here is replaced by a new
+    /// one with only the new fields).
     static func collapse(_ entries: [FeedEntry]) -> [(entry: FeedEntry, links: [ClockedLink], revived: Bool)] {
         var last: [UUID: Int] = [:]
         var links: [UUID: [ClockedLink]] = [:]
         var revived: Set<UUID> = []
+        var lastDelete: [UUID: Int] = [:]
+        for (i, e) in entries.enumerated() where e.deleted { lastDelete[e.id] = i }
         for (i, e) in entries.enumerated() {
             last[e.id] = i
             if e.deleted {
                 links[e.id] = []
                 revived.insert(e.id)
             } else {
-                links[e.id, default: []] += e.links
+                // A link to an object the page deletes later went with it (M5): if the page
+                // brings that ID back, the new object starts without it.
+                links[e.id, default: []] += e.links.filter { (lastDelete[$0.target] ?? -1) < i }
             }
         }
         return entries.enumerated().compactMap { i, e in

@@ -107,6 +107,9 @@ public struct SyncConflict: Sendable, Hashable, Codable, CustomStringConvertible
         case updateOfDeletedObject
         /// A clock too far ahead of the server's was held back (C3).
         case clockHeldBack
+        /// A link added to an object that is deleted on the server was dropped (M6); `field`
+        /// names the relationship.
+        case linkToDeletedObject
     }
     public var kind: Kind
     public var entity: String

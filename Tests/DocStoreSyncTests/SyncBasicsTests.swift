@@ -2,8 +2,10 @@
 // the semantics of Format/sync.md, one behaviour per test.
 
 import DocStore
+import DocStoreSyncTestModels
 import DocStoreSyncWire
 import Foundation
+import Synchronization
 import Testing
 @testable import DocStoreSync
 
@@ -20,11 +22,11 @@ final class Device {
     let context: Context
     let url: URL
 
-    init(_ name: String, server: URL) throws {
+    init(_ name: String, server: URL, resolver: SyncConflictResolver? = nil) throws {
         self.name = name
         url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-\(name)-\(UUID().uuidString).docstore")
         store = try Store(url: url, models: SyncModels.all)
-        sync = try SyncEngine(store: store, server: server, device: name, localOnlyEntities: ["Cache"])
+        sync = try SyncEngine(store: store, server: server, device: name, localOnlyEntities: ["Cache"], resolver: resolver)
         context = Context(store: store)
     }
 
@@ -107,6 +109,45 @@ final class Device {
         #expect(try await a.snapshot() == (try await b.snapshot()))
     }
 
+    /// RS1–RS3: a's older edit loses on the server; a's resolver sees both sides after the
+    /// pull and answers with a merge, which is pushed in the same round and wins everywhere.
+    @Test func aResolverSeesBothSidesAndItsMergeWinsEverywhere() async throws {
+        final class Calls: Sendable { let list = Mutex<[(String, String?, String?)]>([]) }
+        let calls = Calls()
+        let a = try Device("a", server: server.url) { conflict in
+            calls.list.withLock { $0.append((conflict.property, conflict.localValue as? String, conflict.serverValue as? String)) }
+            guard let mine = conflict.localValue as? String, let theirs = conflict.serverValue as? String else { return .keepServer }
+            return .use(theirs + " + " + mine)
+        }
+        let b = try Device("b", server: server.url)
+        let note = Note(title: "draft")
+        try a.context.insert(note)
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        let onB = try #require(try b.context.fetch(Note.self).first)
+        note.title = "from a"                         // the older edit
+        note.priority = 3                             // no conflict: stays as it is
+        try a.context.save()
+        try await Task.sleep(for: .milliseconds(20))
+        onB.title = "from b"
+        try b.context.save()
+        try await b.sync.syncNow()
+        let round = try await a.sync.syncNow()
+        #expect(round.conflicts.map(\.kind) == [.olderEdit])
+        #expect(round.pushed == 2)                    // a's edit, then the resolver's
+        try await b.sync.syncNow()
+        let seen = calls.list.withLock { $0 }
+        #expect(seen.count == 1)
+        #expect(seen.first?.0 == "title" && seen.first?.1 == "from a" && seen.first?.2 == "from b")
+        for device in [a, b] {
+            let n = try #require(try Context(store: device.store).fetch(Note.self).first)
+            #expect(n.title == "from b + from a", "\(device.name)")
+            #expect(n.priority == 3, "\(device.name)")
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
     @Test func theSameUniqueTagCreatedOnTwoDevicesIsOneTag() async throws {
         let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
         let na = Note(title: "a's note"), nb = Note(title: "b's note")
@@ -141,6 +182,39 @@ final class Device {
         try await a.sync.syncNow()
         for device in [a, b] { #expect(try Context(store: device.store).fetch(Note.self).isEmpty) }
         #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    /// M6: b links a note to a tag a deleted meanwhile. The link is set aside and reported; it
+    /// does not come back when the tag's name is created again, on any device — a new one
+    /// included, which pulls the whole feed in one page.
+    @Test func aLinkToATagDeletedElsewhereIsSetAsideEverywhere() async throws {
+        let (a, b, _, onB) = try await noteOnTwoDevices("tagged late")
+        try a.context.insert(Tag(name: "x"))
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        try a.context.delete(try #require(try a.context.fetch(Tag.self).first))
+        try a.context.save()
+        try await a.sync.syncNow()
+        onB.tags.insert(try #require(try b.context.fetch(Tag.self).first))     // b has not pulled the delete
+        try b.context.save()
+        let summary = try await b.sync.syncNow()
+        #expect(summary.conflicts.map(\.kind) == [.linkToDeletedObject])
+        #expect(summary.conflicts.first?.field == "tags")
+        try a.context.insert(Tag(name: "x"))          // the same name again: the same global ID
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        let c = try Device("c", server: server.url)
+        try await c.sync.syncNow()
+        for device in [a, b, c] {
+            let context = Context(store: device.store)
+            #expect(try context.fetch(Tag.self).map(\.name) == ["x"], "\(device.name)")
+            #expect(try context.fetch(Note.self).first?.tags.isEmpty == true, "\(device.name)")
+            #expect(try device.store.verify().isEmpty)
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+        #expect(try await a.snapshot() == (try await c.snapshot()))
     }
 
     /// SU1, SU2: a store with objects from before sync exports them at its first sync.

@@ -19,11 +19,13 @@ enum TestPostgres {
         if let url = ProcessInfo.processInfo.environment["DOCSTORE_TEST_POSTGRES"], !url.isEmpty { return url }
         let dir = NSTemporaryDirectory() + "docstore-pg-\(getpid())"
         let port = 20_000 + Int(getpid() % 20_000)
+        try? FileManager.default.removeItem(atPath: dir)     // a killed run's, with the same process ID
         let out = try run(["bash", packageRoot + "/scripts/test-postgres.sh", "start", dir, "\(port)"])
         ownedClusterDirectory = dir
         atexit {
             if let dir = TestPostgres.ownedClusterDirectory {
                 _ = try? TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "stop", dir])
+                try? FileManager.default.removeItem(atPath: dir)
             }
         }
         return out.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -51,25 +53,49 @@ enum TestPostgres {
     static func run(_ arguments: [String]) throws -> String {
         let base = NSTemporaryDirectory() + "docstore-run-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, base + ".out", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_addopen(&actions, 2, base + ".err", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for a in argv { free(a) } }
-        var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, &argv, environ)
-        guard rc == 0 else { throw TestEnvironmentError("\(arguments[0]) could not start: errno \(rc)") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        let pid = try Spawn.start(arguments, output: base + ".out", errors: base + ".err")
+        let status = Spawn.wait(pid)
         let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
         guard status == 0 else {
             let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
             throw TestEnvironmentError("\(arguments.joined(separator: " ")) exited with status \(status): \(err)")
         }
         return out
+    }
+}
+
+/// Child processes by posix_spawn and waitpid, their output in files. (Foundation's
+/// Process.waitUntilExit was seen never to return here for a child that had exited.)
+enum Spawn {
+    /// Starts `arguments` (found on PATH when not a path) with standard output and error
+    /// written to the files `output` and `errors` (/dev/null when nil); its process ID.
+    static func start(_ arguments: [String], output: String, errors: String? = nil) throws -> pid_t {
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_addopen(&actions, 2, errors ?? "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for a in argv { free(a) } }
+        var pid: pid_t = 0
+        let rc = posix_spawnp(&pid, arguments[0], &actions, nil, &argv, environ)
+        guard rc == 0 else { throw TestEnvironmentError("\(arguments[0]) could not start: errno \(rc)") }
+        return pid
+    }
+
+    /// Waits for `pid` to end; its wait status.
+    @discardableResult
+    static func wait(_ pid: pid_t) -> Int32 {
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        return status
+    }
+
+    /// SIGKILL, then reap.
+    static func kill(_ pid: pid_t) {
+        Glibc.kill(pid, SIGKILL)
+        wait(pid)
     }
 }
 
@@ -89,7 +115,16 @@ final class ServerProcess {
         process.arguments = ["--postgres", postgres, "--listen", "127.0.0.1:\(requested)"]
         let out = Pipe()
         process.standardOutput = out
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        // Its log goes to DOCSTORE_TEST_SERVER_LOGS/server-<random>.log when that is set (for a failure's
+        // post-mortem), else nowhere.
+        if let dir = ProcessInfo.processInfo.environment["DOCSTORE_TEST_SERVER_LOGS"] {
+            let path = dir + "/server-\(UUID().uuidString.prefix(8)).log"
+            FileManager.default.createFile(atPath: path, contents: nil)
+            process.standardError = FileHandle(forWritingAtPath: path)
+            process.arguments? += ["--log-level", ProcessInfo.processInfo.environment["DOCSTORE_TEST_SERVER_LOG_LEVEL"] ?? "info"]
+        } else {
+            process.standardError = FileHandle(forWritingAtPath: "/dev/null")
+        }
         try process.run()
         // Wait for "docstore-server listening on 127.0.0.1:PORT".
         var text = ""
@@ -114,11 +149,13 @@ final class ServerProcess {
         process.waitUntilExit()
     }
 
+    /// SIGTERM, then SIGKILL if it has not exited within 20 s (its own limit is 15, SyncServer).
     func stop() {
-        if process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(20)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning { kill() }
     }
 
     deinit { stop() }

@@ -331,6 +331,8 @@ final class ToManyState {
 
     /// Sets the loaded members from the store, then applies the pending changes.
     func load(stored: [UInt64]) {
+        let storedSet = Set(stored)
+        removed.formIntersection(storedSet)   // a "removal" of a link the store lacks is no change
         var list = stored.filter { !removed.contains($0) }
         var set = Set(list)
         added.subtract(set)     // an "addition" of a link the store has (after a rebase) is no change

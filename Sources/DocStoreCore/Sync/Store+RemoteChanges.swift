@@ -13,6 +13,8 @@
 //       skipped, never an error: the server's feed decides what exists.
 //   RA4 the objects a call inserts exist before its first operation runs, so a reference or
 //       link to an object later in the same page resolves, whatever the order.
+//   RA5 a link removal of a link that is not there changes nothing (a page may hold an add and
+//       removes of one link, collapsed from several entries).
 
 import Foundation
 package import DocStoreEngine
@@ -92,7 +94,13 @@ extension Store {
                       let slot = entity.slotByName[relationship], entity.properties[slot].isToMany,
                       let t = try existing(target) else { report.skipped += 1; continue }
                 let p = entity.properties[slot]
-                if present { try context.addLink(object, p, t) } else { try context.removeLink(object, p, t) }
+                if present {
+                    try context.addLink(object, p, t)
+                } else if try context.members(of: object, p).contains(t.key) {
+                    // RA5: only a link that is there is removed, so a removal of one that is not
+                    // cannot cancel a later addition on one side only.
+                    try context.removeLink(object, p, t)
+                }
             case .delete(let key):
                 guard let object = try existing(key) else { report.skipped += 1; continue }
                 try context.delete(object)

@@ -112,6 +112,18 @@ extension Store {
         return out
     }
 
+    /// Whether the object `key` exists in `txn`'s snapshot (a mapped object may have been
+    /// deleted here meanwhile).
+    package func objectExists(key: UInt64, _ txn: Transaction) throws -> Bool {
+        guard let entity = model.entity(ofKey: key) else { return false }
+        return try txn.treeExists(entity.recordsTree) && txn.contains(PrimaryKey.bytes(key), in: entity.recordsTree)
+    }
+
+    /// The ID of the object `key` (whether or not it exists), nil for a key of no entity.
+    package func objectID(ofKey key: UInt64) -> ObjectID? {
+        model.entity(ofKey: key).map { ObjectID(store: identifier, entity: $0.name, key: key) }
+    }
+
     /// The name of the entity whose object `key` is, if the store has it.
     package func entityName(ofKey key: UInt64) -> String? { model.entity(ofKey: key)?.name }
 

@@ -1,0 +1,192 @@
+// Kills during sync (issue #21 § Proof): device processes SIGKILLed mid-push and mid-pull, the
+// server SIGKILLed mid-request, PostgreSQL crashed and restarted while devices sync. Each ends
+// the same way: heal (sync until quiet), then every replica equals every other object by object,
+// passes the store's full check, has nothing left to push, and holds every note whose save was
+// acknowledged exactly once — no loss, no duplicate. Fixed seeds, printed on failure.
+
+import DocStore
+import DocStoreSyncTestModels
+import DocStoreSyncWire
+import DocStoreTestSupport
+import Foundation
+import Testing
+@testable import DocStoreSync
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite(.serialized) struct SyncKillTests {
+    static var child: String { Bundle.main.bundleURL.appendingPathComponent("DocStoreSyncKillTarget").path }
+
+    /// 120 SIGKILLs of device processes (two stores, taking turns) at random moments; the
+    /// engine's events tell which step each kill met.
+    @Test func devicesKilledMidPushAndMidPullLoseNothing() async throws {
+        let seed: UInt64 = 2611
+        var rng = SplitMix64(seed: seed)
+        let server = try ServerProcess(postgres: try TestPostgres.newDatabase())
+        defer { server.stop() }        // (also keeps it alive: Swift may end a lifetime at its last use)
+        let dir = NSTemporaryDirectory() + "sync-kill-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var acknowledged: Set<String> = []
+        var killedIn: [String: Int] = [:]
+        var kills = 0
+        for round in 0..<120 {
+            let device = round % 2 == 0 ? "a" : "b"
+            let output = dir + "/round-\(round).out"
+            let pid = try Spawn.start([Self.child, dir + "/\(device).docstore", server.url.absoluteString, device, "\(seed * 1_000 + UInt64(round))"],
+                                      output: output)
+            // The first two rounds create their stores; then 30–250 ms of edits and syncs.
+            try await Task.sleep(for: .milliseconds((round < 2 ? 400 : 30) + Int(rng.next() % 220)))
+            Spawn.kill(pid)
+            kills += 1
+            let lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+            for line in lines where line.hasPrefix("error") {
+                Issue.record("seed \(seed) round \(round) (\(device)): the child said \(line)")
+            }
+            acknowledged.formUnion(lines.filter { $0.hasPrefix("saved ") }.map { String($0.dropFirst(6)) })
+            let phase = lines.last { ["export", "import", "setup", "synced"].contains($0) } ?? "opening"
+            killedIn[phase == "synced" ? "between rounds" : phase, default: 0] += 1
+        }
+        print("sync kills: \(kills) SIGKILLs of device processes, by step: \(killedIn.sorted { $0.key < $1.key }); \(acknowledged.count) acknowledged notes; seed \(seed)")
+        #expect(kills >= 100)
+        #expect(killedIn["export", default: 0] >= 10 && killedIn["import", default: 0] >= 10,
+                "seed \(seed): too few kills met a push or a pull to prove anything: \(killedIn)")
+        #expect(acknowledged.count >= 50, "seed \(seed): the children saved too little to prove anything")
+        let devices = try [SyncedStore(dir + "/a.docstore", "a", server.url), SyncedStore(dir + "/b.docstore", "b", server.url),
+                           SyncedStore(dir + "/c.docstore", "c", server.url)]
+        try await Self.healAndCheck(devices, acknowledged: acknowledged, "seed \(seed)")
+    }
+
+    /// The server SIGKILLed 25 times while a device pushes and pulls, restarted on the same
+    /// port each time; the device's failed rounds are retried by the next.
+    @Test func theServerKilledMidRequestLosesNothing() async throws {
+        let postgres = try TestPostgres.newDatabase()
+        var server = try ServerProcess(postgres: postgres)
+        let port = server.port
+        defer { server.stop() }
+        let dir = NSTemporaryDirectory() + "sync-server-kill-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let worker = try EditingDevice(dir + "/a.docstore", "a", server.url)
+        let running = Task { await worker.run() }
+        var rng = SplitMix64(seed: 77)
+        for _ in 0..<25 {
+            try await Task.sleep(for: .milliseconds(40 + Int(rng.next() % 160)))
+            server.kill()
+            server = try ServerProcess(postgres: postgres, port: port)
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        running.cancel()
+        let report = await running.value
+        print("server kills: 25 SIGKILLs; the device saved \(report.acknowledged.count) notes in \(report.rounds) rounds, \(report.failedRounds) failed")
+        #expect(report.failedRounds >= 1, "no round met a killed server: the test proves nothing")
+        #expect(report.acknowledged.count >= 20)
+        let devices = try [worker.device, SyncedStore(dir + "/b.docstore", "b", server.url)]
+        try await Self.healAndCheck(devices, acknowledged: report.acknowledged, "server kills")
+    }
+
+    /// PostgreSQL stopped as by a crash (immediate: no checkpoint, connections cut) and started
+    /// again 5 times while two devices sync through two servers.
+    @Test func postgresCrashedAndRestartedDuringSyncLosesNothing() async throws {
+        let dir = NSTemporaryDirectory() + "sync-pg-restart-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let port = 40_000 + Int(getpid() % 10_000)
+        let url = try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "start", dir + "/cluster", "\(port)"])
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        defer {
+            _ = try? TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "stop", dir + "/cluster"])
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let one = try ServerProcess(postgres: url), two = try ServerProcess(postgres: url)
+        defer { one.stop(); two.stop() }
+        let a = try EditingDevice(dir + "/a.docstore", "a", one.url), b = try EditingDevice(dir + "/b.docstore", "b", two.url)
+        let runningA = Task { await a.run() }, runningB = Task { await b.run() }
+        for _ in 0..<5 {
+            try await Task.sleep(for: .milliseconds(300))
+            try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "crash-restart", dir + "/cluster"])
+        }
+        try await Task.sleep(for: .milliseconds(300))
+        runningA.cancel()
+        runningB.cancel()
+        let (ra, rb) = (await runningA.value, await runningB.value)
+        print("postgres restarts: 5 immediate restarts; devices saved \(ra.acknowledged.count) + \(rb.acknowledged.count) notes, \(ra.failedRounds + rb.failedRounds) rounds failed")
+        #expect(ra.failedRounds + rb.failedRounds >= 1, "no round met the restart: the test proves nothing")
+        let devices = try [a.device, b.device, SyncedStore(dir + "/c.docstore", "c", one.url)]
+        try await Self.healAndCheck(devices, acknowledged: ra.acknowledged.union(rb.acknowledged), "postgres restarts")
+    }
+
+    /// Syncs every device until a whole round moves nothing, then checks them (file comment).
+    static func healAndCheck(_ devices: [SyncedStore], acknowledged: Set<String>, _ context: String) async throws {
+        for round in 0..<8 {
+            var moved = 0
+            for device in devices {
+                let summary = try await device.sync.syncNow()
+                moved += summary.pushed + summary.pulled
+            }
+            if moved == 0 && round > 0 { break }
+        }
+        let snapshots = try await devices.asyncMap { try await $0.sync.snapshot() }
+        for (i, device) in devices.enumerated() {
+            let differing = Set(snapshots[0].keys).union(snapshots[i].keys).filter { snapshots[0][$0] != snapshots[i][$0] }
+            #expect(differing.isEmpty, "\(context): \(devices[0].name) and \(device.name) differ in \(differing.count) objects, e.g. \(differing.sorted().prefix(3))")
+            #expect(try device.store.verify().isEmpty, "\(context): \(device.name) fails the full check")
+            #expect(await device.sync.pendingCount == 0, "\(context): \(device.name) still has unpushed saves")
+            let context2 = Context(store: device.store)
+            var count: [String: Int] = [:]
+            for note in try context2.fetch(SyncModels.Note.self) { count[note.title, default: 0] += 1 }
+            let lost = acknowledged.filter { count[$0] == nil }
+            let doubled = count.filter { $0.value > 1 }
+            #expect(lost.isEmpty, "\(context): \(device.name) lost \(lost.count) acknowledged notes, e.g. \(lost.sorted().prefix(3))")
+            #expect(doubled.isEmpty, "\(context): \(device.name) has duplicates: \(doubled.keys.sorted().prefix(3))")
+        }
+    }
+}
+
+/// A store on disk and its sync engine, opened in this process.
+final class SyncedStore: Sendable {
+    let name: String
+    let store: Store
+    let sync: SyncEngine
+
+    init(_ path: String, _ name: String, _ server: URL) throws {
+        self.name = name
+        store = try Store(url: URL(fileURLWithPath: path), models: SyncModels.all)
+        sync = try SyncEngine(store: store, server: server, device: name, localOnlyEntities: ["Cache"])
+    }
+}
+
+/// A device in this process that inserts a note and syncs, round after round, until cancelled;
+/// a failed round (the server or PostgreSQL gone) is counted and the next one retries.
+final class EditingDevice: Sendable {
+    let device: SyncedStore
+
+    struct Report: Sendable {
+        var acknowledged: Set<String> = []
+        var rounds = 0
+        var failedRounds = 0
+    }
+
+    init(_ path: String, _ name: String, _ server: URL) throws {
+        device = try SyncedStore(path, name, server)
+    }
+
+    func run() async -> Report {
+        var report = Report()
+        let context = Context(store: device.store)
+        while !Task.isCancelled {
+            report.rounds += 1
+            let title = "\(device.name)-\(report.rounds)"
+            do {
+                try context.insert(SyncModels.Note(title: title))
+                try context.save()
+                report.acknowledged.insert(title)
+            } catch {
+                Issue.record("\(device.name): a local save failed: \(error)")
+                context.rollback()
+            }
+            do { try await device.sync.syncNow() } catch { report.failedRounds += 1 }
+        }
+        return report
+    }
+}
