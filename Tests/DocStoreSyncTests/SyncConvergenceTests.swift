@@ -2,12 +2,14 @@
 // inserts, updates, nils, deletes, folder moves, tag links and unlinks, unique tag and folder
 // names created on several devices, cascading folder deletes — while each is cut off from the
 // server at random; then all heal and sync until quiet. Every replica must then equal every
-// other object by object, pass the store's full check (records, indexes, both sides of every
-// relationship), and hold no unpushed save. Fixed seeds; a failure names its seed and prints
-// the server's feed for the objects that differ.
+// other object by object, equal the server's own state (read from PostgreSQL), pass the
+// store's full check (records, indexes, both sides of every relationship), and hold no
+// unpushed save. Fixed seeds; a failure names its seed and prints the server's feed for the
+// objects that differ.
 //
-// Seeds 1–20 run in CI (about 30 s); `SYNC_SEEDS=1,2,…` runs others. The first runs found
-// four bugs this way, each now with a test of its own (SyncApplyTests, RemoteChangesTests,
+// Seeds 1–20 run in CI (about 30 s); `SYNC_SEEDS=1,2,…` runs others. The same runs through
+// FaultyProxy (seeds 101–105; `SYNC_FAULTY_SEEDS`) add a faulty network to the partitions.
+// The bugs these runs found each have a test of their own (SyncApplyTests, RemoteChangesTests,
 // SyncBasicsTests.aLinkToATagDeletedElsewhereIsSetAsideEverywhere).
 
 import DocStore
@@ -23,8 +25,24 @@ import Testing
 
     @Test(arguments: Self.seeds)
     func threeDevicesWithPartitionsConverge(seed: UInt64) async throws {
-        let server = try ServerProcess(postgres: try TestPostgres.newDatabase())
-        let devices = try ["a", "b", "c"].map { try Device($0, server: server.url) }
+        try await Self.run(seed: seed, faultyNetwork: false)
+    }
+
+    /// The same through FaultyProxy: requests and responses dropped, cut mid-body, delayed,
+    /// duplicated and replayed late, on top of the partitions; it heals with faults off.
+    @Test(arguments: Self.faultySeeds)
+    func threeDevicesThroughAFaultyNetworkConverge(seed: UInt64) async throws {
+        try await Self.run(seed: seed, faultyNetwork: true)
+    }
+
+    static func run(seed: UInt64, faultyNetwork: Bool) async throws {
+        let database = try TestPostgres.newDatabase()
+        let server = try ServerProcess(postgres: database)
+        defer { server.stop() }
+        let proxy = faultyNetwork ? try FaultyProxy(upstream: server.url, seed: seed) : nil
+        defer { proxy?.stop() }
+        let devices = try ["a", "b", "c"].map { try Device($0, server: proxy?.url ?? server.url) }
+        var failedRounds = 0
         var rng = SplitMix64(seed: seed)
         var online = [true, true, true]
         var decided: [SyncConflict.Kind: Int] = [:]
@@ -100,11 +118,14 @@ import Testing
                     let summary = try await device.sync.syncNow()
                     for c in summary.conflicts { decided[c.kind, default: 0] += 1 }
                 } catch {
-                    Issue.record("seed \(seed) step \(step): sync of \(device.name) failed: \(error)")
+                    // Through the faulty network a round may fail; the next one retries.
+                    if proxy == nil { Issue.record("seed \(seed) step \(step): sync of \(device.name) failed: \(error)") }
+                    failedRounds += 1
                 }
             }
         }
-        // Heal: everyone online, rounds until a whole round moves nothing.
+        // Heal: everyone online, the network sound, rounds until a whole round moves nothing.
+        proxy?.faults = false
         for round in 0..<6 {
             var moved = 0
             for device in devices {
@@ -118,6 +139,10 @@ import Testing
 
         let snapshots = try await devices.asyncMap { try await $0.snapshot() }
         print("seed \(seed): actions \(counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", "))")
+        if let proxy {
+            print("seed \(seed): the faulty network did \(proxy.counts.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")); \(failedRounds) rounds failed")
+            #expect(failedRounds > 0, "seed \(seed): no round met a fault — the faulty network proved nothing")
+        }
         print("seed \(seed): conflict rules decided \(decided.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.key.rawValue) \($0.value)" }.joined(separator: ", ")); \(snapshots[0].count) objects on each replica")
         for i in 1..<devices.count {
             let a = snapshots[0], b = snapshots[i]
@@ -135,6 +160,11 @@ import Testing
             }
             #expect(differing.isEmpty, "seed \(seed): replicas a and \(devices[i].name) differ in \(differing.count) objects, e.g. \(differing.prefix(3).map { "\($0): \(a[$0] ?? "absent") vs \(b[$0] ?? "absent")" })")
         }
+        // The server's own state is what every replica holds.
+        let onServer = try ServerSnapshot.read(postgres: database, model: await devices[0].sync.replicaForTests.model)
+        let differingFromServer = Set(onServer.keys).union(snapshots[0].keys).filter { onServer[$0] != snapshots[0][$0] }.sorted()
+        print("seed \(seed): the server holds \(onServer.count) live objects")
+        #expect(differingFromServer.isEmpty, "seed \(seed): the server's state and replica a differ in \(differingFromServer.count) objects, e.g. \(differingFromServer.prefix(3).map { "\($0): \(onServer[$0] ?? "absent") on the server vs \(snapshots[0][$0] ?? "absent")" })")
         for device in devices {
             let problems = try device.store.verify()
             #expect(problems.isEmpty, "seed \(seed): \(device.name) fails the full check: \(problems.prefix(3))")
@@ -147,6 +177,9 @@ extension SyncConvergenceTests {
     /// The seeds: 1–20 in CI; others by hand with SYNC_SEEDS=21,22,… (README § Sync).
     static let seeds: [UInt64] = ProcessInfo.processInfo.environment["SYNC_SEEDS"]
         .map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? Array(1...20)
+    /// Through the faulty network: 101–105 in CI; others with SYNC_FAULTY_SEEDS.
+    static let faultySeeds: [UInt64] = ProcessInfo.processInfo.environment["SYNC_FAULTY_SEEDS"]
+        .map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? Array(101...105)
 
     static func wholeFeed(_ server: URL) async throws -> [FeedEntry] {
         var all: [FeedEntry] = []
