@@ -123,8 +123,10 @@ public actor SyncEngine {
                 if !page.hasMore { return summary.pulled }
             }
         }
-        if let resolver, !lost.isEmpty, try replica.resolve(lost, with: resolver) > 0 {
-            // RS3: the resolver's edits go out in this round.
+        if let resolver, !lost.isEmpty { try replica.resolve(lost, with: resolver) }
+        if replica.pendingCount() > 0 {
+            // What the pull made here goes out in this round: merges of unique values (U3), the
+            // resolver's edits (RS3), saves the app made meanwhile.
             try await step(.export, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
                 try await push(&summary, lost: &lost)
             }

@@ -24,6 +24,8 @@ struct SyncModel: Sendable {
         var toManys: [String: String]
         /// The unique attribute deterministic IDs come from (SM3), if any.
         var identityAttribute: String?
+        /// Every attribute unique on its own (U1), sorted.
+        var uniqueAttributes: [String] = []
     }
 
     var entities: [String: Entity] = [:]
@@ -40,7 +42,8 @@ struct SyncModel: Sendable {
             let all = lineage(description)
             var entity = Entity(name: description.name, attributes: [:], toOnes: [:], toManys: [:])
             for a in all.flatMap(\.attributes) { entity.attributes[a.name] = "\(a.type)" }
-            entity.identityAttribute = all.flatMap(\.attributes).filter(\.isUnique).map(\.name).sorted().first
+            entity.uniqueAttributes = all.flatMap(\.attributes).filter(\.isUnique).map(\.name).sorted()
+            entity.identityAttribute = entity.uniqueAttributes.first
             for r in all.flatMap(\.relationships) where !localOnly.contains(r.destination) {
                 guard Self.syncsFromThisSide(r, of: description.name, byName: byName) else { continue }
                 if r.isToMany { entity.toManys[r.name] = r.destination } else { entity.toOnes[r.name] = r.destination }

@@ -9,6 +9,9 @@
 //       when that object arrives; nothing fails meanwhile.
 //   AP4 a page holds each object's entries collapsed to one (Self.collapse): a delete and a
 //       re-insert of the same ID in one page replace the object here with a new one.
+//   U1–U3 a unique value another object here holds: the two become one (uniqueClashes,
+//       Store.mergeObjects) — the loser gives the value up in the page's save and is merged
+//       into the winner in a save of its own, which is pushed.
 //   AP5 a live entry for an object deleted here is the server's word that it lives (brought
 //       back by a later insert, M2): the object is inserted again under a new key — unless
 //       this device's own delete is still unacknowledged, which will win on the server. The
@@ -87,7 +90,14 @@ extension SyncReplica {
                 }
             }
 
+            let (merges, nulled) = try uniqueClashes(entries, keys: keys, dying: Set(replaced.values), pending: pending)
+
             var operations: [RemoteOperation] = []
+            // U2: a loser already here gives its value up before the winner takes it.
+            for (key, names) in nulled.sorted(by: { $0.key < $1.key }) where !fresh.values.contains(key) {
+                operations.append(.upsert(entity: store.entityName(ofKey: key) ?? "", key: key, isNew: false,
+                                          values: Dictionary(uniqueKeysWithValues: names.map { ($0, StoredValue.null) })))
+            }
             var unmapped: [(UInt64, UUID)] = []
             var placeholders: [[UInt8]] = []
             var clock = HybridClock()
@@ -126,6 +136,7 @@ extension SyncReplica {
                         }
                     }
                 }
+                for name in nulled[key] ?? [] { values[name] = .null }    // U2: this entry is the loser
                 let isNew = fresh[entry.id] != nil && created.insert(entry.id).inserted
                 operations.append(.upsert(entity: entity.name, key: key, isNew: isNew, values: values))
                 for link in entryLinks where entity.toManys[link.relationship] != nil {
@@ -167,10 +178,72 @@ extension SyncReplica {
                 let last = try SyncState.u64(SyncState.clockKey, txn) ?? 0
                 if received.rawValue > last { try SyncState.put(received.rawValue, SyncState.clockKey, txn) }
             }
+            // U3: each loser is merged into its winner in a save of its own, pushed like a local one.
+            if !merges.isEmpty { try store.mergeObjects(merges, author: Self.mergeAuthor) }
             return page.entries.count
         } catch {
             throw SyncError.store(error, "applying the server's changes")
         }
+    }
+
+    /// The author of the saves that merge two objects holding one unique value (U3).
+    static let mergeAuthor = "docstore.sync.merge"
+
+    /// U1: the entries of `entries` whose unique value another object here holds (or an
+    /// earlier entry of the page takes), each with the object that keeps it — the one whose
+    /// global ID is the value's deterministic ID, else the smaller ID, so every replica picks
+    /// the same — and, per losing key, the unique attributes it gives up.
+    func uniqueClashes(_ entries: [(entry: FeedEntry, links: [ClockedLink], revived: Bool)], keys: [UUID: UInt64], dying: Set<UInt64>,
+                       pending: Pending) throws(DocStoreError) -> (merges: [(loser: UInt64, winner: UInt64)], nulled: [UInt64: Set<String>]) {
+        var merges: [(loser: UInt64, winner: UInt64)] = []
+        var nulled: [UInt64: Set<String>] = [:]
+        var pageIDs: [UInt64: UUID] = [:]
+        for (entry, _, _) in entries { if let k = keys[entry.id] { pageIDs[k] = entry.id } }
+        let byID = Dictionary(entries.map { ($0.entry.id, $0.entry) }, uniquingKeysWith: { _, last in last })
+        var dying = dying
+        for (entry, _, _) in entries where entry.deleted { if let k = keys[entry.id] { dying.insert(k) } }
+        var claimed: [String: UInt64] = [:]
+        try store.syncRead { txn in
+            for (entry, _, _) in entries where !entry.deleted {
+                guard let entity = model.entities[entry.entity], let key = keys[entry.id] else { continue }
+                for name in entity.uniqueAttributes {
+                    guard let field = entry.fields[name], let value = field.value.storedValue, !value.isNull else { continue }
+                    if let mine = pending.fields[entry.id]?[name], mine.wins(over: field.clock, device: device, otherDevice: field.device) { continue }
+                    let claim = "\(entity.name)/\(name)/\(value)"
+                    var holder = claimed[claim]
+                    if holder == nil, let stored = try store.uniqueHolder(entity: entity.name, attribute: name, value: value, txn) {
+                        // Not a clash when the holder dies in this page or gives the value up in it.
+                        let leaving = dying.contains(stored)
+                            || pageIDs[stored].flatMap { byID[$0] }.map { $0.deleted || $0.fields[name]?.value.storedValue != value } == true
+                        if !leaving { holder = stored }
+                    }
+                    guard let holder, holder != key, nulled[holder]?.contains(name) != true else {
+                        claimed[claim] = key
+                        continue
+                    }
+                    let holderID = try SyncState.globalID(ofKey: holder, txn)
+                    let deterministic = name == entity.identityAttribute
+                        ? GlobalIDs.make(entity: entity.name, identityAttribute: name, values: [name: value]) : nil
+                    let entryWins: Bool
+                    if entry.id == deterministic { entryWins = true } else if holderID == deterministic || holderID == nil {
+                        entryWins = false       // an unmapped holder is pushed with the deterministic ID (G1)
+                    } else if let holderID {
+                        entryWins = entry.id.uuidString < holderID.uuidString
+                    } else {
+                        entryWins = false
+                    }
+                    if entryWins {
+                        merges.append((loser: holder, winner: key))
+                        nulled[holder, default: []].insert(name)
+                        claimed[claim] = key
+                    } else {
+                        merges.append((loser: key, winner: holder))
+                        nulled[key, default: []].insert(name)
+                    }
+                }
+            }
+        }
+        return (merges, nulled)
     }
 
     /// AP4: a page's entries, one per object, in the order of each object's last entry: that

@@ -33,6 +33,7 @@ extension SyncReplica {
 
     /// Asks `resolver` about each lost edit and saves its answers as one save authored
     /// `docstore.sync.resolver` (RS3); how many attributes it set.
+    @discardableResult
     func resolve(_ lost: [LostEdit], with resolver: SyncConflictResolver) throws(SyncError) -> Int {
         let context = Context(store: store, name: "sync resolver")
         context.transactionAuthor = "docstore.sync.resolver"

@@ -5,7 +5,8 @@
 //             already deleted is not visited again (a worklist, not recursion, so long chains
 //             cannot overflow the stack);
 //   deny      nothing changes now; save refuses while a target that is not deleted remains
-//             (Context+Save.swift, D1);
+//             (Context+Save.swift, D1) — except for a delete sync applies, which nullifies
+//             (Store+RemoteChanges RA6);
 //   noAction  nothing changes: the targets keep pointing at the deleted object.
 // Deleting an object inserted in this context and never saved removes it from the context.
 
@@ -58,11 +59,11 @@ extension Context {
                          denyNow: Bool = false) throws(DocStoreError) {
         switch p.relationship?.deleteRule {
         case .nullify?:
-            for key in targets {
-                let target = try materialize(key)
-                try removeLink(object, p, target)
-                if p.isToOne, let q = inverse(of: p, on: target) { try removeHalf(target, q, object) }
-            }
+            try nullify(object, p, targets)
+        case .deny? where remoteApply != nil:
+            // A delete sync applies is the server's decision (Format/sync.md RA6): a deny rule
+            // cannot refuse it here, so the objects that would hold it back lose their link.
+            try nullify(object, p, targets)
         case .cascade?:
             for key in targets {
                 let target = try materialize(key)
@@ -79,6 +80,14 @@ extension Context {
             }
         case .noAction?, nil:
             break
+        }
+    }
+
+    private func nullify(_ object: ManagedObject, _ p: PropertyInfo, _ targets: [UInt64]) throws(DocStoreError) {
+        for key in targets {
+            let target = try materialize(key)
+            try removeLink(object, p, target)
+            if p.isToOne, let q = inverse(of: p, on: target) { try removeHalf(target, q, object) }
         }
     }
 

@@ -13,6 +13,10 @@
 //       skipped, never an error: the server's feed decides what exists.
 //   RA4 the objects a call inserts exist before its first operation runs, so a reference or
 //       link to an object later in the same page resolves, whatever the order.
+//   RA6 a delete is applied even where a deny rule would refuse it in a local save (the
+//       server decided it, M2): the objects that would hold it back lose their link to it, as
+//       with nullify (Context+Delete). A required relationship left empty so stays empty until
+//       the app fills it (its next save of that object says so).
 //   RA5 a link removal of a link that is not there changes nothing (a page may hold an add and
 //       removes of one link, collapsed from several entries).
 
