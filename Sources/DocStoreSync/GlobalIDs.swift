@@ -7,6 +7,9 @@
 //      devices creating Tag "work" offline make the same ID, so the server merges them into
 //      one object (SM3).
 //   G2 any other object gets a random (version 4) UUID.
+//   G3 (SyncReplica+Capture) a deterministic ID that another live object here already has —
+//      one renamed away from the value after it got its ID — is not given twice: the new object
+//      gets a random ID, and the unique merge (U1–U3) makes the two one where they meet.
 
 import Crypto
 import DocStoreCore

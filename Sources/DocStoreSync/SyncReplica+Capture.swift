@@ -122,8 +122,7 @@ struct SyncReplica: Sendable {
         for change in save.changes where change.kind == .insert {
             guard let entity = model.entities[change.entity] else { continue }
             if try SyncState.globalID(ofKey: change.key, txn) == nil {
-                let id = GlobalIDs.make(entity: entity.name, identityAttribute: entity.identityAttribute, values: valuesByKey[change.key] ?? [:])
-                try SyncState.map(change.key, to: id, txn)
+                try SyncState.map(change.key, to: try freshID(change.key, entity, valuesByKey[change.key] ?? [:], txn), txn)
             }
         }
         for change in save.changes {
@@ -176,8 +175,17 @@ struct SyncReplica: Sendable {
         // A target met before its own insert: its entity and values decide its ID (G1).
         let entity = entity ?? store.entityName(ofKey: key).flatMap { model.entities[$0] }
         let values = entity?.identityAttribute != nil && values.isEmpty ? (try store.currentValues(ofKey: key) ?? [:]) : values
-        let id = GlobalIDs.make(entity: entity?.name ?? "", identityAttribute: entity?.identityAttribute, values: values)
+        let id: UUID
+        if let entity { id = try freshID(key, entity, values, txn) } else { id = UUID() }
         try SyncState.map(key, to: id, txn)
+        return id
+    }
+
+    /// The ID of the object `key`, new to sync: deterministic where it can be (G1), random when
+    /// that ID is already another live object's here (G3).
+    private func freshID(_ key: UInt64, _ entity: SyncModel.Entity, _ values: [String: StoredValue], _ txn: WriteTransaction) throws -> UUID {
+        let id = GlobalIDs.make(entity: entity.name, identityAttribute: entity.identityAttribute, values: values)
+        if let other = try SyncState.localKey(of: id, txn), other != key, try store.objectExists(key: other, txn) { return UUID() }
         return id
     }
 

@@ -80,4 +80,26 @@ import Testing
         }
         #expect(try await a.snapshot() == (try await b.snapshot()))
     }
+
+    /// G3: a tag renamed away from "green" keeps the ID "green" gave it; a new "green" made on
+    /// the same device gets another ID, so both tags reach the other device.
+    @Test func aValueCreatedAgainAfterARenameAwayIsANewObject() async throws {
+        defer { server.stop() }
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        let first = Tag(name: "green")
+        try a.context.insert(first)
+        try a.context.save()
+        try await a.sync.syncNow()
+        first.name = "red"
+        try a.context.save()
+        try a.context.insert(Tag(name: "green"))
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        for device in [a, b] {
+            #expect(try Context(store: device.store).fetch(Tag.self).map(\.name).sorted() == ["green", "red"], "\(device.name)")
+            #expect(try device.store.verify().isEmpty)
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
 }

@@ -1,12 +1,11 @@
 // The convergence property test (Format/sync.md): three devices make random edits offline —
 // inserts, updates, nils, deletes, folder moves, tag links and unlinks, unique tag and folder
-// names created on several devices, cascading folder deletes (and, with SYNC_RENAMES=1,
-// renames onto names taken elsewhere, which do not converge for every seed yet) — while each
-// is cut off from the server at random; then all heal and sync until quiet. Every replica must
-// then equal every other object by object, equal the server's own state (read from
-// PostgreSQL), pass the store's full check (records, indexes, both sides of every
-// relationship), and hold no unpushed save. Fixed seeds; a failure names its seed and prints
-// the server's feed for the objects that differ.
+// names created on several devices, renames onto names taken elsewhere, cascading folder
+// deletes — while each is cut off from the server at random; then all heal and sync until
+// quiet. Every replica must then equal every other object by object, equal the server's own
+// state (read from PostgreSQL), pass the store's full check (records, indexes, both sides of
+// every relationship), and hold no unpushed save. Fixed seeds; a failure names its seed and
+// prints the server's feed for the objects that differ.
 //
 // Seeds 1–20 run in CI (about 30 s); `SYNC_SEEDS=1,2,…` runs others. The same runs through
 // FaultyProxy (seeds 101–105; `SYNC_FAULTY_SEEDS`) add a faulty network to the partitions.
@@ -75,7 +74,7 @@ import Testing
                 let tag = tags.first { $0.name == name } ?? { let t = Tag(name: name); try? context.insert(t); return t }()
                 if let n = pick(notes) { n.tags.insert(tag) }
                 what = "tag a note"
-            case 47..<50 where Self.renames:
+            case 47..<50:
                 // A rename onto a unique value: here unused, perhaps taken on another device (U1).
                 if chance(50), let t = pick(tags), let name = pick(Self.tagNames), !tags.contains(where: { $0.name == name }) {
                     t.name = name
@@ -86,7 +85,7 @@ import Testing
                 } else {
                     what = "skip"
                 }
-            case 32..<50:
+            case 32..<47:
                 guard let n = pick(notes) else { what = "skip"; break }
                 switch rng.next() % 3 {
                 case 0: n.title = "t\(step)"
@@ -189,9 +188,6 @@ extension SyncConvergenceTests {
     /// The seeds: 1–20 in CI; others by hand with SYNC_SEEDS=21,22,… (README § Sync).
     static let seeds: [UInt64] = ProcessInfo.processInfo.environment["SYNC_SEEDS"]
         .map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? Array(1...20)
-    /// Renames onto unique values taken elsewhere (SYNC_RENAMES=1): not in CI yet — some seeds
-    /// still diverge with them (issue #21; SyncConstraintTests has the case that works).
-    static let renames = ProcessInfo.processInfo.environment["SYNC_RENAMES"] == "1"
     /// Through the faulty network: 101–105 in CI; others with SYNC_FAULTY_SEEDS.
     static let faultySeeds: [UInt64] = ProcessInfo.processInfo.environment["SYNC_FAULTY_SEEDS"]
         .map { $0.split(separator: ",").compactMap { UInt64($0) } } ?? Array(101...105)
