@@ -5,7 +5,8 @@
 // Opens STORE (SyncModels) with a SyncEngine for DEVICE against SERVER, then forever: one
 // random edit, saved, and a sync round. It prints, unbuffered, one line per fact:
 //   saved TITLE      a note inserted with this title; its save has returned (acknowledged)
-//   export|import    a sync step started (from the engine's events: the phase a kill met)
+//   round            a sync round starts (printed before it, from the loop itself)
+//   export|import    a sync step started (from the engine's events, a little late under load)
 //   synced           a round returned
 //   error TEXT       a round or a save failed
 // Edits never delete, so the parent can require every acknowledged title on every replica,
@@ -33,7 +34,7 @@ do {
     let store = try Store(url: URL(fileURLWithPath: arguments[1]), models: SyncModels.all)
     let sync = try SyncEngine(store: store, server: server, device: device, localOnlyEntities: ["Cache"])
     let events = sync.events
-    Task {
+    Task.detached {      // off the main actor, so the loop below does not hold the lines back
         for await event in events where event.isStart { say(event.kind.rawValue) }
     }
     let context = Context(store: store)
@@ -70,6 +71,7 @@ do {
             context.rollback()
         }
         do {
+            say("round")
             try await sync.syncNow()
             say("synced")
         } catch {
