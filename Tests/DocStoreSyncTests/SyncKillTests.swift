@@ -36,8 +36,14 @@ import Glibc
             let output = dir + "/round-\(round).out"
             let pid = try Spawn.start([Self.child, dir + "/\(device).docstore", server.url.absoluteString, device, "\(seed * 1_000 + UInt64(round))"],
                                       output: output)
-            // The first two rounds create their stores; then 30–250 ms of edits and syncs.
-            try await Task.sleep(for: .milliseconds((round < 2 ? 400 : 30) + Int(rng.next() % 220)))
+            // Once the child has opened its store and started its first sync round (under load
+            // that can take a while), 0–250 ms more of edits and syncs, then the kill.
+            let started = Date()
+            while Date().timeIntervalSince(started) < 20,
+                  !(((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").contains("round")) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            try await Task.sleep(for: .milliseconds(Int(rng.next() % 250)))
             Spawn.kill(pid)
             kills += 1
             let lines = ((try? String(contentsOfFile: output, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
