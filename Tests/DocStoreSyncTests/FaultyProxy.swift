@@ -25,6 +25,7 @@ final class FaultyProxy: Sendable {
         var rng: UInt64
         var faults = true
         var counts: [Fault: Int] = [:]
+        var stopped = false
     }
 
     let url: URL
@@ -64,7 +65,10 @@ final class FaultyProxy: Sendable {
     /// What the proxy did so far, by fault.
     var counts: [Fault: Int] { state.withLock { $0.counts } }
 
+    /// Closes the listening socket, once (a second close could close a descriptor another
+    /// thread has opened since under the same number).
     func stop() {
+        guard state.withLock({ s in defer { s.stopped = true }; return !s.stopped }) else { return }
         shutdown(listener, Int32(SHUT_RDWR))
         close(listener)
     }
