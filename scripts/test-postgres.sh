@@ -5,6 +5,7 @@
 #   scripts/test-postgres.sh stop DIR         stop it (fast shutdown)
 #   scripts/test-postgres.sh crash-restart DIR   stop it as a crash would (immediate: no
 #                                             checkpoint, clients cut off) and start it again
+#   scripts/test-postgres.sh resume DIR       start a cluster `stop` stopped, on its port
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user the
 # Debian package creates. Install PostgreSQL first (scripts/install-deps.sh --postgres).
 set -euo pipefail
@@ -25,8 +26,13 @@ case "$cmd" in
     mkdir -p "$dir"
     if [ "$(id -u)" = 0 ]; then chown postgres "$dir"; fi
     as_pg "'$bin/initdb' -D '$dir/pg' -A trust -U docstore > '$dir/initdb.log' 2>&1"
+    echo "$port" > "$dir/port"
     as_pg "'$bin/pg_ctl' -D '$dir/pg' -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200\" -l '$dir/pg.log' -w start > /dev/null 2>&1"
     echo "postgres://docstore@127.0.0.1:$port/postgres"
+    ;;
+  resume)
+    port=$(cat "$dir/port")
+    as_pg "'$bin/pg_ctl' -D '$dir/pg' -o \"-p $port -k '$dir' -c listen_addresses=127.0.0.1 -c max_connections=200\" -l '$dir/pg.log' -w start > /dev/null 2>&1"
     ;;
   stop)
     as_pg "'$bin/pg_ctl' -D '$dir/pg' -m fast -w stop > /dev/null" || true

@@ -51,6 +51,11 @@ public struct SyncDatabase: Sendable {
                 CREATE TABLE IF NOT EXISTS docstore_feed (seq bigserial PRIMARY KEY, entry text NOT NULL)
                 """, logger: logger)
             try await conn.query("""
+                CREATE TABLE IF NOT EXISTS docstore_refs (source uuid NOT NULL, field text NOT NULL, target uuid NOT NULL,
+                    PRIMARY KEY (source, field))
+                """, logger: logger)
+            try await conn.query("CREATE INDEX IF NOT EXISTS docstore_refs_target ON docstore_refs (target)", logger: logger)
+            try await conn.query("""
                 CREATE TABLE IF NOT EXISTS docstore_fields (entity text NOT NULL, field text NOT NULL, kind text NOT NULL,
                     PRIMARY KEY (entity, field))
                 """, logger: logger)
@@ -83,8 +88,13 @@ public struct SyncDatabase: Sendable {
                     }
                 }
                 // Inserts first: a link in this transaction to an object it brings back (M2)
-                // finds the object alive (M6), whatever order the save listed them in.
-                for change in transaction.changes.filter({ $0.kind == .insert }) + transaction.changes.filter({ $0.kind != .insert }) {
+                // finds the object alive (M6), whatever order the save listed them in. Deletes
+                // last: a save that moves objects off one it deletes (a unique merge, U3) keeps
+                // the moves, rather than have the delete clear them first (M5) — and the feed
+                // shows the moves before the delete, so no device's cascade takes the objects.
+                let ordered = transaction.changes.filter { $0.kind == .insert } + transaction.changes.filter { $0.kind == .update }
+                    + transaction.changes.filter { $0.kind == .delete }
+                for change in ordered {
                     conflicts += try await apply(change, clock: clock, device: request.device, transaction: transaction.id, conn)
                 }
             }
@@ -160,6 +170,15 @@ public struct SyncDatabase: Sendable {
                        _ conn: PostgresConnection) async throws -> [SyncConflict] {
         let current = try await state(of: change.id, conn)
         var conflicts: [SyncConflict] = []
+        var change = change
+        for (name, value) in change.fields.sorted(by: { $0.key < $1.key }) {
+            // M6 for a to-one: a reference to an object the server holds as deleted is nil, as
+            // the delete's rules made it on every device that had the object.
+            if case .reference(let target) = value, try await state(of: target, conn)?.deleted == true {
+                change.fields[name] = .null
+                conflicts.append(SyncConflict(kind: .linkToDeletedObject, entity: change.entity, id: change.id, field: name, transaction: transaction))
+            }
+        }
         let outcome = ObjectMerge.merge(change, into: current, clock: clock, device: device, transaction: transaction)
         var links: [ClockedLink] = []
         if outcome.state.deleted, current?.deleted != true {
@@ -169,6 +188,7 @@ public struct SyncDatabase: Sendable {
                 UPDATE docstore_links SET present = false, clock = \(Int64(bitPattern: clock.rawValue)), device = \(device)
                 WHERE (source = \(change.id) OR target = \(change.id)) AND present
                 """, logger: logger)
+            try await clearReferences(to: change.id, clock: clock, device: device, conn)
         }
         if !outcome.state.deleted {
             for link in change.links {
@@ -197,17 +217,48 @@ public struct SyncDatabase: Sendable {
         }
         conflicts = outcome.conflicts + conflicts
         guard outcome.changed || !links.isEmpty else { return conflicts }
-        let stateText = String(decoding: WireCoding.encode(outcome.state), as: UTF8.self)
-        try await conn.query("""
-            INSERT INTO docstore_objects (id, state) VALUES (\(change.id), \(stateText))
-            ON CONFLICT (id) DO UPDATE SET state = excluded.state
-            """, logger: logger)
+        try await store(outcome.state, of: change.id, conn)
         let state = outcome.state
         let entry = FeedEntry(seq: 0, entity: state.entity, id: change.id, deleted: state.deleted, fields: state.fields, links: links,
                               device: state.deleted ? state.deletedDevice : device, deletedClock: state.deleted ? state.deletedClock : nil)
         let text = String(decoding: WireCoding.encode(entry), as: UTF8.self)
         try await conn.query("INSERT INTO docstore_feed (entry) VALUES (\(text))", logger: logger)
         return conflicts
+    }
+
+    /// Writes the state of the object `id`, and the to-one references it holds (M5).
+    private func store(_ state: ObjectState, of id: UUID, _ conn: PostgresConnection) async throws {
+        let stateText = String(decoding: WireCoding.encode(state), as: UTF8.self)
+        try await conn.query("""
+            INSERT INTO docstore_objects (id, state) VALUES (\(id), \(stateText))
+            ON CONFLICT (id) DO UPDATE SET state = excluded.state
+            """, logger: logger)
+        try await conn.query("DELETE FROM docstore_refs WHERE source = \(id)", logger: logger)
+        guard !state.deleted else { return }
+        for (name, field) in state.fields.sorted(by: { $0.key < $1.key }) {
+            guard case .reference(let target) = field.value else { continue }
+            try await conn.query("INSERT INTO docstore_refs (source, field, target) VALUES (\(id), \(name), \(target))", logger: logger)
+        }
+    }
+
+    /// M5 for to-ones: the live objects whose to-one names `id`, just deleted, hold nil from the
+    /// delete on — what every device's delete rules make of it. No feed entry is written: each
+    /// device nulls (or cascades) the reference itself when it applies the delete, and drops a
+    /// placeholder waiting for `id` (AP3), so an ID brought back later is not reattached.
+    private func clearReferences(to id: UUID, clock: HybridTimestamp, device: String, _ conn: PostgresConnection) async throws {
+        var sources: [(UUID, String)] = []
+        for try await (source, field) in try await conn.query(
+            "SELECT source, field FROM docstore_refs WHERE target = \(id) ORDER BY source, field", logger: logger
+        ).decode((UUID, String).self) {
+            sources.append((source, field))
+        }
+        for (source, field) in sources {
+            guard var state = try await state(of: source, conn), !state.deleted,
+                  let old = state.fields[field], old.value == .reference(id) else { continue }
+            state.fields[field] = clock.wins(over: old.clock, device: device, otherDevice: old.device)
+                ? ClockedValue(value: .null, clock: clock, device: device) : ClockedValue(value: .null, clock: old.clock, device: old.device)
+            try await store(state, of: source, conn)
+        }
     }
 
     /// The server's state of the object `id`, nil when it has never seen it.

@@ -6,6 +6,10 @@
 //       decoded or written.
 //   SV2 an error that is not the request's fault (PostgreSQL down or restarting) is 503
 //       `unavailable`: the device retries; nothing half-applied stays (F3).
+//   SV3 a request the database does not finish within `requestDeadline` (10 s) is answered 503
+//       `unavailable` then, rather than hold the device until its own timeout while PostgreSQL
+//       is down or restarting; the work is cancelled, and its transaction rolls back — or, if
+//       it had committed, the device's retry finds it applied (F2).
 
 import DocStoreSyncWire
 import Foundation
@@ -69,14 +73,33 @@ public struct SyncServer: Sendable {
                 guard !push.device.isEmpty, push.device.utf8.count <= 200 else {
                     throw SyncWireError(.invalidArgument, "a device ID has 1 to 200 bytes")
                 }
-                return WireCoding.encode(try await database.push(push, now: now()))
+                return try await withDeadline { WireCoding.encode(try await database.push(push, now: now())) }
             }
         }
         router.post(RouterPath(SyncProtocol.pullPath)) { request, _ -> Response in
             await answer(logger) {
                 let pull = try WireCoding.decode(PullRequest.self, from: try await body(of: request))
-                return WireCoding.encode(try await database.pull(pull, now: now()))
+                return try await withDeadline { WireCoding.encode(try await database.pull(pull, now: now())) }
             }
+        }
+    }
+
+    /// How long a request may wait for the database (SV3).
+    static let requestDeadline: Duration = .seconds(10)
+
+    /// `work`, or SV3's `unavailable` once `requestDeadline` has passed.
+    static func withDeadline(_ work: @escaping @Sendable () async throws -> Data) async throws -> Data {
+        try await withThrowingTaskGroup(of: Data?.self) { group in
+            group.addTask { try await work() }
+            group.addTask {
+                try await Task.sleep(for: requestDeadline)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let data = first else {
+                throw SyncWireError(.unavailable, "the database did not answer within \(requestDeadline); try again")
+            }
+            return data
         }
     }
 

@@ -7,6 +7,9 @@
 //       retried by the next (start()'s loop), with the error shown in between — a queue that
 //       cannot move says why, it never stops quietly.
 //   SE3 the engine is an actor: one round at a time per store.
+//   SE4 a round ends with nothing left to push that its pull made: what the device's delete
+//       rules did to the server's changes goes out in the same round, so when every device's
+//       round pushes nothing, every replica has everything.
 
 import DocStoreCore
 import DocStoreSyncWire
@@ -124,9 +127,10 @@ public actor SyncEngine {
             }
         }
         if let resolver, !lost.isEmpty { try replica.resolve(lost, with: resolver) }
-        if replica.pendingCount() > 0 {
-            // What the pull made here goes out in this round: merges of unique values (U3), the
-            // resolver's edits (RS3), saves the app made meanwhile.
+        if try replica.hasChangesToPush() {
+            // What the pull made here goes out in this round: deletes and link removals the
+            // device's delete rules made of the server's changes (CP4, CP5), merges of unique
+            // values (U3), the resolver's edits (RS3), saves the app made meanwhile (SE4).
             try await step(.export, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
                 try await push(&summary, lost: &lost)
             }

@@ -5,13 +5,17 @@
 //   AP2 a field that this device changed in a save the server has not acknowledged yet, with a
 //       clock that wins, keeps the local value (it will win on the server too, M1); every
 //       other field takes the server's value. A server delete wins over local edits (M2).
-//   AP3 a reference to an object this device has not seen yet becomes a placeholder and is set
-//       when that object arrives; nothing fails meanwhile.
+//   AP3 a reference to an object this device has not seen yet becomes a placeholder (the value
+//       is nil meanwhile) and is set when that object arrives; nothing fails meanwhile. A
+//       placeholder whose object the page deletes is dropped (M5).
 //   AP4 a page holds each object's entries collapsed to one (Self.collapse): a delete and a
 //       re-insert of the same ID in one page replace the object here with a new one.
-//   U1–U3 a unique value another object here holds: the two become one (uniqueClashes,
+//   U1–U3 a unique value (or a compound constraint's values) another object here holds: the
+//       two become one (uniqueClashes,
 //       Store.mergeObjects) — the loser gives the value up in the page's save and is merged
 //       into the winner in a save of its own, which is pushed.
+//   OR1–OR3 ordered to-manys the page changes are put in the canonical order
+//       (SyncReplica+Order), in the page's save.
 //   AP5 a live entry for an object deleted here is the server's word that it lives (brought
 //       back by a later insert, M2): the object is inserted again under a new key — unless
 //       this device's own delete is still unacknowledged, which will win on the server. The
@@ -58,6 +62,7 @@ extension SyncReplica {
             var fresh: [UUID: UInt64] = [:]
             var waiting: [UUID: [(key: [UInt8], source: UInt64, name: String)]] = [:]
             var gone: Set<UUID> = []
+            var abandoned: [[UInt8]] = []
             try store.syncRead { txn in
                 for (entry, entryLinks, _) in entries {
                     if keys[entry.id] == nil, let k = try SyncState.localKey(of: entry.id, txn) {
@@ -84,11 +89,17 @@ extension SyncReplica {
             try store.syncRead { txn in
                 // Placeholders wait for an ID this device had not seen; it may since have made
                 // the object itself (the same unique value), so every live entry resolves them.
-                for (entry, _, _) in entries where !entry.deleted {
+                for (entry, _, _) in entries {
                     let found = try SyncState.waiting(for: entry.id, txn)
-                    if !found.isEmpty { waiting[entry.id] = found }
+                    if found.isEmpty { continue }
+                    // AP3: what waits for an object the page deletes waits no more: it went with
+                    // the delete (M5), and an ID brought back later does not take it back.
+                    if entry.deleted { abandoned += found.map(\.key) } else { waiting[entry.id] = found }
                 }
             }
+
+            // OR1–OR3: what the page decides about the order of ordered relationships.
+            let (orderDecisions, orderChanges) = try store.syncRead { txn in try self.orderDecisions(entries, pending: pending, txn) }
 
             let (merges, nulled) = try uniqueClashes(entries, keys: keys, dying: Set(replaced.values), pending: pending)
 
@@ -130,6 +141,9 @@ extension SyncReplica {
                         case .null: values[name] = .null
                         case .reference(let target):
                             if let t = keys[target] { values[name] = .reference(t) } else {
+                                // AP3: nil until the target arrives (the server's value is no
+                                // longer the one held here).
+                                values[name] = .null
                                 placeholders.append(SyncState.refKey(target, source: key, name: "o" + name))
                             }
                         default: continue
@@ -159,7 +173,14 @@ extension SyncReplica {
                     }
                 }
             }
-            let resolved = waiting.values.flatMap { $0.map(\.key) }
+            // The server's order applies even where the members stay (OR4).
+            for (id, byRelationship) in orderDecisions.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+                guard let key = keys[id] else { continue }
+                for (relationship, decision) in byRelationship.sorted(by: { $0.key < $1.key }) {
+                    if case .follow = decision { operations.append(.arrange(key: key, relationship: relationship)) }
+                }
+            }
+            let resolved = waiting.values.flatMap { $0.map(\.key) } + abandoned
             let cursor = page.cursor
             let newMappings = fresh
             let received = clock.last
@@ -168,7 +189,9 @@ extension SyncReplica {
                 intended += SyncState.linkRecord(source: key, relationship: relationship, target: target, present: present)
             }
             let intendedLinks = intended
-            _ = try store.applyRemote(operations, author: Self.author) { txn in
+            _ = try store.applyRemote(operations, author: Self.author,
+                                      arrange: arrangement(decisions: orderDecisions, pending: pending, pageKeys: keys)) { txn in
+                for (id, relationship, order) in orderChanges { try SyncState.setOrder(order, id, relationship, txn) }
                 if !intendedLinks.isEmpty { try txn.put(intendedLinks, for: SyncState.appliedKey(txn.commitLSN.rawValue), in: SyncState.tree) }
                 for (key, id) in unmapped { try SyncState.unmap(key, id: id, txn) }
                 for (id, key) in newMappings { try SyncState.map(key, to: id, txn) }
@@ -190,9 +213,10 @@ extension SyncReplica {
     static let mergeAuthor = "docstore.sync.merge"
 
     /// U1: the entries of `entries` whose unique value another object here holds (or an
-    /// earlier entry of the page takes), each with the object that keeps it — the one whose
-    /// global ID is the value's deterministic ID, else the smaller ID, so every replica picks
-    /// the same — and, per losing key, the unique attributes it gives up.
+    /// earlier entry of the page takes) — a unique attribute's value, or a compound uniqueness
+    /// constraint's values as the object will hold them after the page — each with the object
+    /// that keeps it: the one whose global ID is the values' deterministic ID, else the smaller
+    /// ID, so every replica picks the same. Per losing key, the properties it gives up (U2).
     func uniqueClashes(_ entries: [(entry: FeedEntry, links: [ClockedLink], revived: Bool)], keys: [UUID: UInt64], dying: Set<UInt64>,
                        pending: Pending) throws(DocStoreError) -> (merges: [(loser: UInt64, winner: UInt64)], nulled: [UInt64: Set<String>]) {
         var merges: [(loser: UInt64, winner: UInt64)] = []
@@ -206,24 +230,34 @@ extension SyncReplica {
         try store.syncRead { txn in
             for (entry, _, _) in entries where !entry.deleted {
                 guard let entity = model.entities[entry.entity], let key = keys[entry.id] else { continue }
-                for name in entity.uniqueAttributes {
-                    guard let field = entry.fields[name], let value = field.value.storedValue, !value.isNull else { continue }
-                    if let mine = pending.fields[entry.id]?[name], mine.wins(over: field.clock, device: device, otherDevice: field.device) { continue }
-                    let claim = "\(entity.name)/\(name)/\(value)"
+                var own: [String: StoredValue]?
+                for constraint in entity.uniqueAttributes.map({ [$0] }) + entity.compoundUniques {
+                    let single = constraint.count == 1 && entity.uniqueAttributes.contains(constraint[0])
+                    guard let (values, wire) = try constraintValues(constraint, single: single, entry, key: key, keys: keys, pending: pending,
+                                                                     own: &own, txn) else { continue }
+                    let claim = "\(entity.name)/\(constraint)/\(values)"
                     var holder = claimed[claim]
-                    if holder == nil, let stored = try store.uniqueHolder(entity: entity.name, attribute: name, value: value, txn) {
-                        // Not a clash when the holder dies in this page or gives the value up in it.
-                        let leaving = dying.contains(stored)
-                            || pageIDs[stored].flatMap { byID[$0] }.map { $0.deleted || $0.fields[name]?.value.storedValue != value } == true
+                    if holder == nil, let stored = single
+                        ? try store.uniqueHolder(entity: entity.name, attribute: constraint[0], value: values[0], txn)
+                        : try store.uniqueHolder(entity: entity.name, constraint: constraint, values: values, txn) {
+                        // Not a clash when the holder dies in this page or gives a value up in it.
+                        let leaving = dying.contains(stored) || pageIDs[stored].flatMap { byID[$0] }.map { other in
+                            other.deleted || zip(constraint, wire).contains { name, mine in other.fields[name]?.value != mine }
+                        } == true
                         if !leaving { holder = stored }
                     }
-                    guard let holder, holder != key, nulled[holder]?.contains(name) != true else {
+                    guard let holder, holder != key, nulled[holder].map({ $0.isDisjoint(with: constraint) }) ?? true else {
                         claimed[claim] = key
                         continue
                     }
                     let holderID = try SyncState.globalID(ofKey: holder, txn)
-                    let deterministic = name == entity.identityAttribute
-                        ? GlobalIDs.make(entity: entity.name, identityAttribute: name, values: [name: value]) : nil
+                    let deterministic: UUID? = if single, constraint[0] == entity.identityAttribute {
+                        GlobalIDs.make(entity: entity.name, identityAttribute: constraint[0], values: [constraint[0]: values[0]])
+                    } else if !single, constraint == entity.identityConstraint {
+                        GlobalIDs.make(entity: entity.name, constraint: constraint, values: wire)
+                    } else {
+                        nil
+                    }
                     let entryWins: Bool
                     if entry.id == deterministic { entryWins = true } else if holderID == deterministic || holderID == nil {
                         entryWins = false       // an unmapped holder is pushed with the deterministic ID (G1)
@@ -232,18 +266,62 @@ extension SyncReplica {
                     } else {
                         entryWins = false
                     }
+                    // U2: the loser gives up its to-one elements where the constraint has some (a
+                    // record holds a nil to-one as it is), else the values themselves.
+                    let givenUp = constraint.filter { entity.toOnes[$0] != nil }.nonEmpty ?? constraint
                     if entryWins {
                         merges.append((loser: holder, winner: key))
-                        nulled[holder, default: []].insert(name)
+                        nulled[holder, default: []].formUnion(givenUp)
                         claimed[claim] = key
                     } else {
                         merges.append((loser: key, winner: holder))
-                        nulled[key, default: []].insert(name)
+                        nulled[key, default: []].formUnion(givenUp)
                     }
                 }
             }
         }
         return (merges, nulled)
+    }
+
+    /// The values of `constraint` the object `key` holds once `entry` applies (U1), each as
+    /// stored here (to-ones as local keys) and on the wire (to-ones as global IDs); nil when
+    /// one is nil or not known here, or the entry sets none of them (nothing changes). A
+    /// single unique attribute counts only when the entry sets it; a compound constraint takes
+    /// the object's own values (`own`, read once) for what the entry does not set or a local
+    /// edit still wins.
+    private func constraintValues(_ constraint: [String], single: Bool, _ entry: FeedEntry, key: UInt64, keys: [UUID: UInt64],
+                                  pending: Pending, own: inout [String: StoredValue]?,
+                                  _ txn: Transaction) throws -> (values: [StoredValue], wire: [WireValue])? {
+        var values: [StoredValue] = []
+        var wire: [WireValue] = []
+        var touched = false
+        for name in constraint {
+            if let field = entry.fields[name],
+               !(pending.fields[entry.id]?[name]?.wins(over: field.clock, device: device, otherDevice: field.device) ?? false) {
+                touched = true
+                if case .reference(let target) = field.value {
+                    guard let k = keys[target] else { return nil }
+                    values.append(.reference(k))
+                } else {
+                    guard let v = field.value.storedValue, !v.isNull else { return nil }
+                    values.append(v)
+                }
+                wire.append(field.value)
+            } else {
+                if single { return nil }
+                if own == nil { own = try store.currentValues(ofKey: key) ?? [:] }
+                guard let v = own?[name], !v.isNull else { return nil }
+                if case .reference(let target) = v {
+                    guard let id = try SyncState.globalID(ofKey: target, txn) else { return nil }
+                    wire.append(.reference(id))
+                } else {
+                    guard let w = WireValue(v) else { return nil }
+                    wire.append(w)
+                }
+                values.append(v)
+            }
+        }
+        return touched ? (values, wire) : nil
     }
 
     /// AP4: a page's entries, one per object, in the order of each object's last entry: that
@@ -286,4 +364,9 @@ extension SyncReplica {
         let offset = serverTime - Int64((Date().timeIntervalSince1970 * 1000).rounded())
         _ = try? store.syncWrite { txn in try SyncState.put(UInt64(bitPattern: offset), SyncState.offsetKey, txn) }
     }
+}
+
+private extension Array {
+    /// The array, or nil when it is empty.
+    var nonEmpty: Self? { isEmpty ? nil : self }
 }

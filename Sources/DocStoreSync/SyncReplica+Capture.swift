@@ -14,6 +14,10 @@
 //       with the note deleted everywhere, as the cascade rule says.
 //   CP5 so are the links it changed beyond the page's own link changes (recorded under
 //       `applied/` by SyncReplica+Apply): what a delete rule removed here is removed everywhere.
+//   CP6 a save that changed an ordered to-many (its members or their order) pushes the
+//       relationship's order as the store holds it when captured, not as of that save: history
+//       records links, not positions. The last save that touched the order carries it with the
+//       latest clock, so the value the server keeps is the same.
 
 import DocStoreCore
 import DocStoreEngine
@@ -146,6 +150,12 @@ struct SyncReplica: Sendable {
                         }
                     }
                 }
+                // CP6: an ordered to-many the save changed pushes its order as it is now.
+                for relationship in entity.orders where change.kind == .insert || change.changedProperties.contains(relationship) {
+                    guard let members = try store.orderedMembers(ofKey: change.key, relationship: relationship, txn),
+                          change.kind == .update || !members.isEmpty else { continue }
+                    fields[SyncModel.orderField(relationship)] = .order(try members.map { try globalID($0, entity: nil, values: [:], txn) })
+                }
                 var links: [LinkChange] = []
                 for link in change.links where entity.toManys[link.relationship] != nil {
                     links.append(LinkChange(relationship: link.relationship, target: try globalID(link.target, entity: nil, values: [:], txn),
@@ -170,23 +180,49 @@ struct SyncReplica: Sendable {
 
     /// The global ID of the object `key`, made now for one that has none (G2: an object saved
     /// before sync was enabled).
-    func globalID(_ key: UInt64, entity: SyncModel.Entity?, values: [String: StoredValue], _ txn: WriteTransaction) throws -> UUID {
+    func globalID(_ key: UInt64, entity: SyncModel.Entity?, values: [String: StoredValue], _ txn: WriteTransaction,
+                  depth: Int = 0) throws -> UUID {
         if let id = try SyncState.globalID(ofKey: key, txn) { return id }
         // A target met before its own insert: its entity and values decide its ID (G1).
         let entity = entity ?? store.entityName(ofKey: key).flatMap { model.entities[$0] }
-        let values = entity?.identityAttribute != nil && values.isEmpty ? (try store.currentValues(ofKey: key) ?? [:]) : values
+        let values = entity.map(SyncModel.hasIdentity) == true && values.isEmpty ? (try store.currentValues(ofKey: key) ?? [:]) : values
         let id: UUID
-        if let entity { id = try freshID(key, entity, values, txn) } else { id = UUID() }
+        if let entity { id = try freshID(key, entity, values, txn, depth: depth) } else { id = UUID() }
         try SyncState.map(key, to: id, txn)
         return id
     }
 
     /// The ID of the object `key`, new to sync: deterministic where it can be (G1), random when
     /// that ID is already another live object's here (G3).
-    private func freshID(_ key: UInt64, _ entity: SyncModel.Entity, _ values: [String: StoredValue], _ txn: WriteTransaction) throws -> UUID {
-        let id = GlobalIDs.make(entity: entity.name, identityAttribute: entity.identityAttribute, values: values)
+    private func freshID(_ key: UInt64, _ entity: SyncModel.Entity, _ values: [String: StoredValue], _ txn: WriteTransaction,
+                         depth: Int = 0) throws -> UUID {
+        let id = try deterministicID(key, entity, values, txn, depth: depth) ?? UUID()
         if let other = try SyncState.localKey(of: id, txn), other != key, try store.objectExists(key: other, txn) { return UUID() }
         return id
+    }
+
+    /// G1: the ID the values of the object `key` give it — from its unique attribute, or from
+    /// its identity constraint with to-ones as their targets' global IDs — or nil (G2). A chain
+    /// of identities through to-ones deeper than 8 (a cycle) ends in a random ID.
+    func deterministicID(_ key: UInt64, _ entity: SyncModel.Entity, _ values: [String: StoredValue], _ txn: WriteTransaction,
+                         depth: Int = 0) throws -> UUID? {
+        if entity.identityAttribute != nil {
+            return GlobalIDs.make(entity: entity.name, identityAttribute: entity.identityAttribute, values: values)
+        }
+        guard let constraint = entity.identityConstraint else { return nil }
+        var wire: [WireValue] = []
+        for name in constraint {
+            guard let value = values[name], !value.isNull else { return nil }
+            if case .reference(let target) = value {
+                guard target != key, depth < 8 else { return nil }
+                wire.append(.reference(try globalID(target, entity: nil, values: [:], txn, depth: depth + 1)))
+            } else if let w = WireValue(value) {
+                wire.append(w)
+            } else {
+                return nil
+            }
+        }
+        return GlobalIDs.make(entity: entity.name, constraint: constraint, values: wire)
     }
 
     /// Records that the server applied everything through `token`: the cursor and the
@@ -218,7 +254,14 @@ struct SyncReplica: Sendable {
         }
     }
 
-    /// Saves not yet acknowledged (sync's own included, until the next push moves past them).
+    /// Whether a push would send anything: an app's save, or what applying a page did beyond
+    /// the page (CP4, CP5) — which `pendingCount()` does not count, being sync's own saves.
+    func hasChangesToPush() throws(SyncError) -> Bool {
+        !(try capture(limit: Int.max).transactions.isEmpty)
+    }
+
+    /// The app's saves not yet acknowledged (merges and resolver edits included; the saves
+    /// that applied pages are not counted — what they push, `hasChangesToPush` tells).
     func pendingCount() -> Int {
         let pushed = ((try? store.syncRead { try SyncState.u64(SyncState.pushedKey, $0) }) ?? nil) ?? 0
         return (try? store.capturedHistory(after: pushed, limit: Int.max).filter { $0.author != Self.author }.count) ?? 0

@@ -82,6 +82,10 @@ extension SyncReplica {
                             fields[name] = .reference(try globalID(target, entity: nil, values: [:], txn))
                         }
                     }
+                    for relationship in entity.orders {
+                        guard let members = try store.orderedMembers(ofKey: key, relationship: relationship, txn), !members.isEmpty else { continue }
+                        fields[SyncModel.orderField(relationship)] = .order(try members.map { try globalID($0, entity: nil, values: [:], txn) })
+                    }
                     var linkChanges: [LinkChange] = []
                     for (relationship, targets) in links[key] ?? [] {
                         for target in targets {

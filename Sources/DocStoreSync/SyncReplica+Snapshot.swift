@@ -1,5 +1,6 @@
 // SyncReplica+Snapshot: a replica as comparable text — every synced object by its global ID,
-// with its attributes and synced relationships (targets by global ID). Two replicas that
+// with its attributes and synced relationships (targets by global ID), and the order of each
+// ordered to-many. Two replicas that
 // converged have equal snapshots; the convergence tests compare them object by object.
 
 import DocStoreCore
@@ -31,6 +32,10 @@ extension SyncReplica {
                         let value = try object.value(forKey: r)
                         let targets = (value as? Set<ManagedObject>).map(Array.init) ?? (value as? [ManagedObject]) ?? []
                         parts.append("\(r)=[\(try targets.map(ids).sorted().joined(separator: ","))]")
+                    }
+                    for r in entity.orders {
+                        let targets = try object.value(forKey: r) as? [ManagedObject] ?? []
+                        parts.append("\(SyncModel.orderField(r))=[\(try targets.map(ids).joined(separator: ","))]")
                     }
                     out["\(name)/\(try ids(object))"] = parts.joined(separator: "; ")
                 }

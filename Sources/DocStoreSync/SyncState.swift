@@ -15,6 +15,8 @@
 //   "applied/" ‖ token (8)           the link changes an applied page asked for (CP5): records
 //                                    of source (8) ‖ target (8) ‖ flag (1) ‖ name ‖ 0
 //   "ref/" ‖ target ID (16) ‖ key (8) ‖ name   empty: a to-one or link waiting for its target
+//   "order/" ‖ global ID (16) ‖ name  the order an ordered to-many follows (OR1): its members'
+//                                    global IDs, 16 bytes each
 //
 //   SST1 both directions of the ID mapping are written in the same transaction.
 
@@ -44,6 +46,8 @@ enum SyncState {
     static func refPrefix(_ target: UUID) -> [UInt8] { Array("ref/".utf8) + bytes(target) }
     static func refKey(_ target: UUID, source: UInt64, name: String) -> [UInt8] { refPrefix(target) + be(source) + Array(name.utf8) }
 
+    static func orderKey(_ id: UUID, _ relationship: String) -> [UInt8] { Array("order/".utf8) + bytes(id) + Array(relationship.utf8) }
+
     // MARK: - Reading
 
     static func u64(_ key: [UInt8], _ txn: Transaction) throws -> UInt64? {
@@ -57,6 +61,12 @@ enum SyncState {
     }
 
     static func localKey(of id: UUID, _ txn: Transaction) throws -> UInt64? { try u64(keyKey(id), txn) }
+
+    /// The order the ordered to-many `relationship` of the object `id` follows (OR1), if any.
+    static func order(_ id: UUID, _ relationship: String, _ txn: Transaction) throws -> [UUID]? {
+        guard let v = try txn.get(orderKey(id, relationship), in: tree), v.count % 16 == 0 else { return nil }
+        return stride(from: 0, to: v.count, by: 16).map { uuid(Array(v[$0..<$0 + 16])) }
+    }
 
     /// The placeholders waiting for `target`: (source key, property name).
     static func waiting(for target: UUID, _ txn: Transaction) throws -> [(key: [UInt8], source: UInt64, name: String)] {
@@ -82,6 +92,13 @@ enum SyncState {
     static func map(_ key: UInt64, to id: UUID, _ txn: WriteTransaction) throws {
         try txn.put(bytes(id), for: idKey(key), in: tree)
         try txn.put(be(key), for: keyKey(id), in: tree)
+    }
+
+    /// Records the order `relationship` of `id` follows (nil: none, every member by ID).
+    static func setOrder(_ order: [UUID]?, _ id: UUID, _ relationship: String, _ txn: WriteTransaction) throws {
+        if let order { try txn.put(order.flatMap(bytes), for: orderKey(id, relationship), in: tree) } else {
+            _ = try txn.delete(orderKey(id, relationship), in: tree)
+        }
     }
 
     static func unmap(_ key: UInt64, id: UUID, _ txn: WriteTransaction) throws {

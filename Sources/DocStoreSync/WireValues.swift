@@ -41,7 +41,7 @@ extension WireValue {
         case .url(let v): URL(string: v).map(StoredValue.url)
         case .data(let v): .data(v)
         case .document(let v): .document(v)
-        case .reference: nil
+        case .reference, .order: nil
         }
     }
 }

@@ -2,7 +2,7 @@
 // attribute type has one form, chosen so that a value survives the trip byte for byte:
 // integers as JSON integers, doubles and floats by their bit patterns where JSON numbers would
 // round, dates as milliseconds and data as Base64. A to-one relationship travels as the target's
-// global ID (`reference`).
+// global ID (`reference`); the order of an ordered to-many as its members' global IDs (`order`).
 //
 //   WV1 decoding never traps: an unknown tag or a payload of the wrong shape is a
 //       DecodingError, which the decoders in WireCoding turn into a typed `SyncWireError`.
@@ -29,9 +29,12 @@ public enum WireValue: Sendable, Hashable, Codable, CustomStringConvertible {
     case document(Data)
     /// A to-one relationship: the target's global ID.
     case reference(UUID)
+    /// The order of an ordered to-many relationship: its members' global IDs, first to last
+    /// (Format/sync.md § Ordered relationships).
+    case order([UUID])
 
     private enum Tag: String, Codable {
-        case null, bool, int, double, float, decimal, string, date, uuid, url, data, document, reference
+        case null, bool, int, double, float, decimal, string, date, uuid, url, data, document, reference, order
     }
 
     private enum Keys: String, CodingKey { case t, v }
@@ -52,6 +55,7 @@ public enum WireValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .data: self = .data(try c.decode(Data.self, forKey: .v))
         case .document: self = .document(try c.decode(Data.self, forKey: .v))
         case .reference: self = .reference(try c.decode(UUID.self, forKey: .v))
+        case .order: self = .order(try c.decode([UUID].self, forKey: .v))
         }
     }
 
@@ -71,6 +75,7 @@ public enum WireValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .data(let v): try c.encode(Tag.data, forKey: .t); try c.encode(v, forKey: .v)
         case .document(let v): try c.encode(Tag.document, forKey: .t); try c.encode(v, forKey: .v)
         case .reference(let v): try c.encode(Tag.reference, forKey: .t); try c.encode(v, forKey: .v)
+        case .order(let v): try c.encode(Tag.order, forKey: .t); try c.encode(v, forKey: .v)
         }
     }
 
@@ -89,6 +94,7 @@ public enum WireValue: Sendable, Hashable, Codable, CustomStringConvertible {
         case .data(let v): "\(v.count) bytes"
         case .document(let v): String(decoding: v, as: UTF8.self)
         case .reference(let v): "→\(v.uuidString)"
+        case .order(let v): "[\(v.map(\.uuidString).joined(separator: ", "))]"
         }
     }
 }

@@ -13,6 +13,10 @@ typealias Folder = SyncModels.Folder
 typealias Note = SyncModels.Note
 typealias Tag = SyncModels.Tag
 typealias Cache = SyncModels.Cache
+typealias Checklist = SyncModels.Checklist
+typealias Item = SyncModels.Item
+typealias Playlist = SyncModels.Playlist
+typealias Clip = SyncModels.Clip
 
 /// A device: a store in a temporary file and its sync engine.
 final class Device {
@@ -187,6 +191,59 @@ final class Device {
     /// M6: b links a note to a tag a deleted meanwhile. The link is set aside and reported; it
     /// does not come back when the tag's name is created again, on any device — a new one
     /// included, which pulls the whole feed in one page.
+    /// M2 (tombstones are kept for ever): c syncs once, then stays away while a makes 1 200
+    /// notes, deletes 420 of them and 20 of the ones c has, over many saves — more than one
+    /// page of the feed. c edits one of those 20 meanwhile. When c comes back, every delete
+    /// reaches it, its edit of a deleted note is set aside (`updateOfDeletedObject`) rather
+    /// than bringing the note back, and both replicas are equal.
+    @Test func aDeviceOfflineForLongLearnsEveryDelete() async throws {
+        let a = try Device("a", server: server.url), c = try Device("c", server: server.url)
+        let inbox = Folder(name: "Inbox")
+        try a.context.insert(inbox)
+        var originals: [Note] = []
+        for i in 0..<60 {
+            let n = Note(title: "o\(i)", folder: inbox)
+            try a.context.insert(n)
+            originals.append(n)
+        }
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await c.sync.syncNow()
+        #expect(try c.context.fetch(Note.self).count == 60)
+
+        for batch in 0..<12 {
+            var made: [Note] = []
+            for i in 0..<100 {
+                let n = Note(title: "n\(batch)-\(i)", folder: inbox)
+                try a.context.insert(n)
+                made.append(n)
+            }
+            try a.context.save()
+            for n in made.prefix(35) { try a.context.delete(n) }
+            try a.context.save()
+            try await a.sync.syncNow()
+        }
+        for n in originals.prefix(20) { try a.context.delete(n) }
+        try a.context.save()
+        try await a.sync.syncNow()
+
+        let doomed = try #require(try c.context.fetch(Note.self).first { $0.title == "o3" })
+        doomed.title = "edited offline"
+        try c.context.save()
+        let back = try await c.sync.syncNow()
+        let onePage: Int = SyncProtocol.maximumPullLimit
+        #expect(back.pulled > onePage, "the feed fit one page: the test proves less than it says")
+        print("offline for long: c pulled \(back.pulled) feed entries")
+        #expect(back.conflicts.contains { $0.kind == .updateOfDeletedObject })
+        try await a.sync.syncNow()
+        let titles = Set(try Context(store: c.store).fetch(Note.self).map(\.title))
+        let expected: Int = 60 - 20 + 12 * 65
+        #expect(titles.count == expected)
+        #expect(!titles.contains("o3") && !titles.contains("edited offline") && !titles.contains("n0-0"))
+        #expect(try await a.snapshot() == (try await c.snapshot()))
+        #expect(try c.store.verify().isEmpty)
+    }
+
     @Test func aLinkToATagDeletedElsewhereIsSetAsideEverywhere() async throws {
         let (a, b, _, onB) = try await noteOnTwoDevices("tagged late")
         try a.context.insert(Tag(name: "x"))

@@ -47,6 +47,74 @@ import Testing
         #expect(try await a.snapshot() == (try await b.snapshot()))
     }
 
+    /// G1 and U1 with a compound constraint (one title per checklist): a and b add "milk" to
+    /// the same list offline — one item after sync, with one ID; then a renames "eggs" onto
+    /// "tea" while b adds "tea": the two become one, the same on both, and both pass the check.
+    @Test func oneTitlePerListHoldsAcrossDevices() async throws {
+        defer { server.stop() }
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        func add(_ title: String, to list: SyncModels.Checklist, on device: Device) throws -> SyncModels.Item {
+            let item = SyncModels.Item(title: title)
+            try device.context.insert(item)
+            list.items.append(item)
+            try device.context.save()
+            return item
+        }
+        func titles(_ device: Device) throws -> [String] {
+            let context = Context(store: device.store)
+            return try context.fetch(SyncModels.Checklist.self).first?.items.map(\.title).sorted() ?? []
+        }
+        let list = SyncModels.Checklist(name: "shop")
+        try a.context.insert(list)
+        let eggs = try add("eggs", to: list, on: a)
+        for device in [a, b] { try await device.sync.syncNow() }
+        let onB = try #require(try b.context.fetch(SyncModels.Checklist.self).first)
+        _ = try add("milk", to: list, on: a)
+        _ = try add("milk", to: onB, on: b)
+        for device in [a, b, a] { try await device.sync.syncNow() }
+        for device in [a, b] { #expect(try titles(device) == ["eggs", "milk"], "\(device.name)") }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+
+        eggs.title = "tea"
+        try a.context.save()
+        _ = try add("tea", to: onB, on: b)
+        for device in [a, b, a, b] { try await device.sync.syncNow() }
+        for device in [a, b] {
+            #expect(try titles(device) == ["milk", "tea"], "\(device.name)")
+            let problems = try device.store.verify()
+            #expect(problems.isEmpty, "\(device.name): \(problems.prefix(3))")
+            #expect(await device.sync.pendingCount == 0, "\(device.name)")
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    /// CP4 and SE4: a deletes a folder (cascade) while b, offline, adds a note to it. b's one
+    /// round pushes the note, applies the delete — its cascade deletes the note here — and
+    /// pushes that delete in the same round, so a, syncing once after, never keeps the note.
+    @Test func aCascadeOfARemoteDeleteIsPushedInTheSameRound() async throws {
+        defer { server.stop() }
+        let a = try Device("a", server: server.url), b = try Device("b", server: server.url)
+        try a.context.insert(Folder(name: "Work"))
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        let work = try #require(try b.context.fetch(Folder.self).first)
+        try b.context.insert(Note(title: "added offline", folder: work))
+        try b.context.save()
+        try a.context.delete(try #require(try a.context.fetch(Folder.self).first))
+        try a.context.save()
+        try await a.sync.syncNow()
+        try await b.sync.syncNow()
+        #expect(await b.sync.pendingCount == 0)
+        try await a.sync.syncNow()
+        for device in [a, b] {
+            let context = Context(store: device.store)
+            #expect(try context.fetch(Note.self).isEmpty, "\(device.name) keeps the note")
+            #expect(try context.fetch(Folder.self).isEmpty, "\(device.name)")
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
     /// RA6: a deletes an empty project (its deny rule lets it go) while b, offline, puts a task
     /// in it — where b itself could no longer delete it. The delete wins (M2) on both: the
     /// task stays, out of the project; nothing is stuck and both stores pass the full check.
@@ -78,6 +146,77 @@ import Testing
             #expect(tasks.first?.project == nil, "\(device.name)")
             #expect(try device.store.verify().isEmpty, "\(device.name)")
         }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    /// Accounts that deny their delete while they have invoices; an invoice must have an
+    /// account (a required to-one, which `@Model` cannot declare: a `Schema`).
+    static let billing = Schema(entities: [
+        EntityDescription(name: "Account", attributes: [AttributeDescription(name: "name", type: .string)], relationships: [
+            RelationshipDescription(name: "invoices", destination: "Invoice", inverse: "account", isToMany: true, deleteRule: .deny),
+        ]),
+        EntityDescription(name: "Invoice", attributes: [AttributeDescription(name: "number", type: .int64)], relationships: [
+            RelationshipDescription(name: "account", destination: "Account", inverse: "invoices", isOptional: false),
+        ]),
+    ])
+
+    /// RA6 and M6 with a required to-one: a deletes an account that has no invoice yet while b,
+    /// offline, bills it. The delete wins (M2); the server stores the invoice without its
+    /// account and tells b (`linkToDeletedObject` on `account`); every replica holds the invoice
+    /// with no account, the same; b's app is told at its next save of the invoice that it needs
+    /// one, and once it gives one, that reaches a too.
+    @Test func aRequiredRelationshipEmptiedByADeleteElsewhereIsReportedAndMendable() async throws {
+        defer { server.stop() }
+        func open(_ name: String) throws -> (Store, SyncEngine) {
+            let store = try Store(url: URL(fileURLWithPath: NSTemporaryDirectory() + "billing-\(name)-\(UUID().uuidString).docstore"), schema: Self.billing)
+            return (store, try SyncEngine(store: store, server: server.url, device: name))
+        }
+        let (storeA, a) = try open("a"), (storeB, b) = try open("b")
+        let contextA = Context(store: storeA), contextB = Context(store: storeB)
+        let acme = try contextA.insertObject(forEntityName: "Account")
+        try acme.setValue("Acme", forKey: "name")
+        try contextA.save()
+        try await a.syncNow()
+        try await b.syncNow()
+
+        try contextA.delete(acme)
+        try contextA.save()                                  // no invoices here: the deny rule lets it go
+        let onB = try #require(try contextB.fetch(entityName: "Account").first)
+        let invoice = try contextB.insertObject(forEntityName: "Invoice")
+        try invoice.setValue(Int64(1), forKey: "number")
+        try invoice.setValue(onB, forKey: "account")
+        try contextB.save()
+        try await a.syncNow()
+        let pushed = try await b.syncNow()
+        #expect(pushed.conflicts.contains { $0.kind == .linkToDeletedObject && $0.field == "account" })
+        try await a.syncNow()
+
+        for (name, store) in [("a", storeA), ("b", storeB)] {
+            let context = Context(store: store)
+            #expect(try context.fetch(entityName: "Account").isEmpty, "\(name)")
+            let invoices = try context.fetch(entityName: "Invoice")
+            #expect(invoices.count == 1, "\(name)")
+            #expect(try invoices.first?.value(forKey: "account") == nil, "\(name)")
+            #expect(try store.verify().isEmpty, "\(name)")
+        }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+
+        // b's app: a save of the invoice without an account is refused, naming it; with a new
+        // account it goes through and reaches a.
+        let local = Context(store: storeB)
+        let orphan = try #require(try local.fetch(entityName: "Invoice").first)
+        try orphan.setValue(Int64(2), forKey: "number")
+        let refused = #expect(throws: DocStoreError.self) { try local.save() }
+        #expect(refused?.code == .validation && "\(refused.map { "\($0)" } ?? "")".contains("account"), "\(String(describing: refused))")
+        let other = try local.insertObject(forEntityName: "Account")
+        try other.setValue("Globex", forKey: "name")
+        try orphan.setValue(other, forKey: "account")
+        try local.save()
+        try await b.syncNow()
+        try await a.syncNow()
+        let onA = Context(store: storeA)
+        let mended = try #require(try onA.fetch(entityName: "Invoice").first)
+        #expect(try (mended.value(forKey: "account") as? ManagedObject)?.value(forKey: "name") as? String == "Globex")
         #expect(try await a.snapshot() == (try await b.snapshot()))
     }
 

@@ -1,7 +1,9 @@
 // The convergence property test (Format/sync.md): three devices make random edits offline —
 // inserts, updates, nils, deletes, folder moves, tag links and unlinks, unique tag and folder
 // names created on several devices, renames onto names taken elsewhere, cascading folder
-// deletes — while each is cut off from the server at random; then all heal and sync until
+// deletes, items inserted, moved and renamed in ordered checklists (one title per list, merged
+// when two devices add it), clips added to, moved in and removed
+// from ordered playlists — while each is cut off from the server at random; then all heal and sync until
 // quiet. Every replica must then equal every other object by object, equal the server's own
 // state (read from PostgreSQL), pass the store's full check (records, indexes, both sides of
 // every relationship), and hold no unpushed save. Fixed seeds; a failure names its seed and
@@ -22,6 +24,7 @@ import Testing
 @Suite(.serialized) struct SyncConvergenceTests {
     static let folderNames = ["Inbox", "Work", "Home"]
     static let tagNames = ["red", "green", "blue", "urgent"]
+    static let itemTitles = ["milk", "eggs", "tea"]
 
     @Test(arguments: Self.seeds)
     func threeDevicesWithPartitionsConverge(seed: UInt64) async throws {
@@ -56,7 +59,24 @@ import Testing
             let device = devices[d]
             let context = device.context
             let notes = try context.fetch(Note.self), folders = try context.fetch(Folder.self), tags = try context.fetch(Tag.self)
-            let action = rng.next() % 100
+            let checklists = try context.fetch(Checklist.self), items = try context.fetch(Item.self)
+            let playlists = try context.fetch(Playlist.self), clips = try context.fetch(Clip.self)
+            func position(in count: Int) -> Int { Int(rng.next() % UInt64(count + 1)) }
+            func deleteOne(_ objects: [ManagedObject], _ what: String) throws -> String {
+                guard let o = pick(objects) else { return "skip" }
+                try context.delete(o)
+                return what
+            }
+            /// `order` with one member taken out at random and, if `keep()` then says so, put
+            /// back elsewhere.
+            func moveOne<T>(_ order: [T], keep: () -> Bool = { true }) -> (order: [T], kept: Bool) {
+                var order = order
+                let moved = order.remove(at: Int(rng.next() % UInt64(order.count)))
+                let kept = keep()
+                if kept { order.insert(moved, at: position(in: order.count)) }
+                return (order, kept)
+            }
+            let action = rng.next() % 120
             let what: String
             switch action {
             case 0..<18:
@@ -102,17 +122,71 @@ import Testing
                 n.tags.remove(t)
                 what = "untag a note"
             case 66..<74:
-                guard let n = pick(notes) else { what = "skip"; break }
-                try context.delete(n)
-                what = "delete note"
+                what = try deleteOne(notes, "delete note")
             case 74..<77:
-                guard let f = pick(folders) else { what = "skip"; break }
-                try context.delete(f)
-                what = "delete folder"
+                what = try deleteOne(folders, "delete folder")
             case 77..<80:
-                guard let t = pick(tags) else { what = "skip"; break }
-                try context.delete(t)
-                what = "delete tag"
+                what = try deleteOne(tags, "delete tag")
+            case 100..<103:
+                try context.insert(Checklist(name: "c\(step)"))
+                what = "insert checklist"
+            case 103..<108:
+                guard let list = pick(checklists) else { what = "skip"; break }
+                // A title of its own, or one perhaps added to this list elsewhere (U1 compound).
+                let title = chance(40) ? pick(Self.itemTitles.filter { t in !list.items.contains { $0.title == t } }) : nil
+                let item = Item(title: title ?? "i\(step)")
+                try context.insert(item)
+                var order = list.items
+                order.insert(item, at: position(in: order.count))
+                list.items = order
+                what = "insert item"
+            case 108..<113:
+                // An ordered move (OR1): one item to another place in its list.
+                guard let list = pick(checklists), list.items.count > 1 else { what = "skip"; break }
+                list.items = moveOne(list.items).order
+                what = "reorder items"
+            case 113..<115:
+                guard let item = pick(items) else { what = "skip"; break }
+                switch rng.next() % 3 {
+                case 0:
+                    try context.delete(item)
+                    what = "delete item"
+                case 1:
+                    // Joins the end of another list (one without its title), or none.
+                    let list = pick(checklists)
+                    guard list.map({ l in !l.items.contains { $0.title == item.title } }) ?? true else { what = "skip"; break }
+                    item.checklist = list
+                    what = "move item"
+                default:
+                    // A rename onto a title unused in its list here, perhaps taken elsewhere.
+                    let taken = Set(item.checklist?.items.map(\.title) ?? [])
+                    guard let title = pick(Self.itemTitles.filter { !taken.contains($0) }) else { what = "skip"; break }
+                    item.title = title
+                    what = "rename item"
+                }
+            case 115..<116:
+                what = try deleteOne(checklists, "delete checklist")
+            case 116..<118:
+                if playlists.isEmpty || chance(20) {
+                    try context.insert(Playlist(name: "p\(step)"))
+                    what = "insert playlist"
+                } else if let playlist = pick(playlists) {
+                    // A clip new here, or one another playlist has, at a random place.
+                    let clip = chance(50) ? nil : pick(clips.filter { !playlist.clips.contains($0) })
+                    let added = clip ?? Clip(title: "k\(step)")
+                    if clip == nil { try context.insert(added) }
+                    var order = playlist.clips
+                    order.insert(added, at: position(in: order.count))
+                    playlist.clips = order
+                    what = "add to playlist"
+                } else {
+                    what = "skip"
+                }
+            case 118..<120:
+                guard let playlist = pick(playlists), !playlist.clips.isEmpty else { what = "skip"; break }
+                let (order, kept) = moveOne(playlist.clips) { chance(70) }
+                playlist.clips = order
+                what = kept ? "reorder playlist" : "remove from playlist"
             case 80..<90:
                 online[d].toggle()
                 what = online[d] ? "reconnect" : "partition"
@@ -124,7 +198,7 @@ import Testing
                 Issue.record("seed \(seed) step \(step) (\(what) on \(device.name)): save failed: \(error)")
                 context.rollback()
             }
-            if online[d], action >= 90 || chance(30) {
+            if online[d], (90..<100).contains(action) || chance(30) {
                 do {
                     let summary = try await device.sync.syncNow()
                     for c in summary.conflicts { decided[c.kind, default: 0] += 1 }
@@ -172,7 +246,8 @@ import Testing
             #expect(differing.isEmpty, "seed \(seed): replicas a and \(devices[i].name) differ in \(differing.count) objects, e.g. \(differing.prefix(3).map { "\($0): \(a[$0] ?? "absent") vs \(b[$0] ?? "absent")" })")
         }
         // The server's own state is what every replica holds.
-        let onServer = try ServerSnapshot.read(postgres: database, model: await devices[0].sync.replicaForTests.model)
+        let onServer = try ServerSnapshot.read(postgres: database, model: await devices[0].sync.replicaForTests.model,
+                                                  schema: devices[0].store.schema)
         let differingFromServer = Set(onServer.keys).union(snapshots[0].keys).filter { onServer[$0] != snapshots[0][$0] }.sorted()
         print("seed \(seed): the server holds \(onServer.count) live objects")
         #expect(differingFromServer.isEmpty, "seed \(seed): the server's state and replica a differ in \(differingFromServer.count) objects, e.g. \(differingFromServer.prefix(3).map { "\($0): \(onServer[$0] ?? "absent") on the server vs \(snapshots[0][$0] ?? "absent")" })")

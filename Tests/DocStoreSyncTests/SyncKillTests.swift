@@ -130,6 +130,48 @@ import Glibc
         try await Self.healAndCheck(devices, acknowledged: ra.acknowledged.union(rb.acknowledged), "postgres restarts")
     }
 
+    /// SV3: with PostgreSQL stopped, a round fails within the server's 10 s deadline with a
+    /// typed `unavailable` (503), not after the device's own 30 s timeout; once PostgreSQL is
+    /// back, the next round pushes the save that waited.
+    @Test func aRequestWhilePostgresIsDownFailsFastAndTheNextRoundSucceeds() async throws {
+        let dir = NSTemporaryDirectory() + "sync-pg-down-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let script = TestPostgres.packageRoot + "/scripts/test-postgres.sh"
+        let port = 40_000 + Int((getpid() + 5_000) % 10_000)
+        let url = try TestPostgres.run(["bash", script, "start", dir + "/cluster", "\(port)"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        defer {
+            _ = try? TestPostgres.run(["bash", script, "stop", dir + "/cluster"])
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let server = try ServerProcess(postgres: url)
+        defer { server.stop() }
+        let device = try SyncedStore(dir + "/a.docstore", "a", server.url)
+        let context = Context(store: device.store)
+        try context.insert(Note(title: "before"))
+        try context.save()
+        try await device.sync.syncNow()
+
+        try TestPostgres.run(["bash", script, "stop", dir + "/cluster"])
+        try context.insert(Note(title: "while down"))
+        try context.save()
+        let started = ContinuousClock.now
+        let error = await #expect(throws: SyncError.self) { try await device.sync.syncNow() }
+        let waited = ContinuousClock.now - started
+        print("postgres down: the round failed after \(waited) with \(String(describing: error))")
+        #expect(error?.code == .server && error?.serverError?.code == .unavailable, "\(String(describing: error))")
+        #expect(waited < .seconds(25), "the round waited \(waited): longer than the server's deadline allows")
+        #expect(await device.sync.pendingCount == 1)
+
+        try TestPostgres.run(["bash", script, "resume", dir + "/cluster"])
+        var pushed = 0
+        for _ in 0..<20 where pushed == 0 {
+            pushed = (try? await device.sync.syncNow().pushed) ?? 0
+            if pushed == 0 { try await Task.sleep(for: .milliseconds(250)) }
+        }
+        #expect(pushed == 1)
+        #expect(await device.sync.pendingCount == 0)
+    }
+
     /// Syncs every device until a whole round moves nothing, then checks them (file comment).
     static func healAndCheck(_ devices: [SyncedStore], acknowledged: Set<String>, _ context: String) async throws {
         for round in 0..<8 {

@@ -31,6 +31,15 @@ import Testing
         #expect(WireValue(.reference(7)) == nil)     // references are mapped to global IDs, not sent as keys
     }
 
+    @Test func anOrderTravelsAsAnArrayOfGlobalIDs() throws {
+        let ids = [UUID(), UUID(), UUID()]
+        let json = String(decoding: try WireCoding.encode(WireValue.order(ids)), as: UTF8.self)
+        #expect(json == #"{"t":"order","v":["\#(ids[0].uuidString)","\#(ids[1].uuidString)","\#(ids[2].uuidString)"]}"#)
+        #expect(try WireCoding.decode(WireValue.self, from: Data(json.utf8)) == .order(ids))
+        #expect(WireValue.order(ids).storedValue == nil)       // not an attribute's value
+        #expect(throws: SyncWireError.self) { _ = try WireCoding.decode(WireValue.self, from: Data(#"{"t":"order","v":["not an ID"]}"#.utf8)) }
+    }
+
     @Test func theHybridClockNeverRunsBackwards() {
         var clock = HybridClock()
         let a = clock.tick(milliseconds: 1_000)

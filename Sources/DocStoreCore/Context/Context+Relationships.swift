@@ -153,6 +153,17 @@ extension Context {
         }
     }
 
+    /// Puts an ordered to-many's loaded members in `order`, a permutation of them (sync's
+    /// arrangement of remote changes, RA7).
+    func reorder(_ object: ManagedObject, _ p: PropertyInfo, _ order: [UInt64]) throws(DocStoreError) {
+        let state = toManyState(of: object, p)
+        guard p.isOrdered, state.members != order else { return }
+        try willChange(object, record: false)
+        state.members = order
+        state.memberSet = Set(order)
+        state.orderChanged = true
+    }
+
     /// Adds `target` to a to-many relationship.
     func addToMany(_ target: ManagedObject, of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) {
         try check(object, "adding to \(p.name)")

@@ -19,6 +19,10 @@
 //       the app fills it (its next save of that object says so).
 //   RA5 a link removal of a link that is not there changes nothing (a page may hold an add and
 //       removes of one link, collapsed from several entries).
+//   RA7 every ordered to-many the call changed, and each one an `.arrange` names, is put in
+//       the order the caller's `arrange` gives, just before the save: the caller decides the
+//       order of the members the call leaves (sync's rule OR1), whatever the operations added.
+//       An answer that is not a permutation of the members is ignored.
 
 import Foundation
 package import DocStoreEngine
@@ -38,7 +42,14 @@ package enum RemoteOperation: Sendable {
     case link(key: UInt64, relationship: String, target: UInt64, present: Bool)
     /// Deletes the object, with its delete rules.
     case delete(key: UInt64)
+    /// Puts the ordered to-many `relationship` of the object `key` in the order `arrange`
+    /// gives (RA7), even if no other operation changes it.
+    case arrange(key: UInt64, relationship: String)
 }
+
+/// The order an ordered to-many should have (RA7): given the object, the relationship and its
+/// members in their current order, the members in the wanted order.
+package typealias RemoteArrangement = (_ key: UInt64, _ relationship: String, _ members: [UInt64]) throws(DocStoreError) -> [UInt64]
 
 /// What applying came to.
 package struct RemoteApplyReport: Sendable {
@@ -49,7 +60,7 @@ package struct RemoteApplyReport: Sendable {
 extension Store {
     /// Applies `operations` in order as one save authored `author`, with `alsoWrite` in its
     /// transaction (RA1); when nothing changes, `alsoWrite` still runs, in a write of its own.
-    package func applyRemote(_ operations: [RemoteOperation], author: String,
+    package func applyRemote(_ operations: [RemoteOperation], author: String, arrange: RemoteArrangement? = nil,
                              alsoWrite: @escaping (WriteTransaction) throws -> Void) throws(DocStoreError) -> RemoteApplyReport {
         let context = Context(store: self, name: "sync")
         context.transactionAuthor = author
@@ -108,13 +119,44 @@ extension Store {
             case .delete(let key):
                 guard let object = try existing(key) else { report.skipped += 1; continue }
                 try context.delete(object)
+            case .arrange:
+                continue
             }
         }
+        if let arrange { try arrangeOrdered(operations, in: context, existing: existing, by: arrange) }
         if context.hasChanges {
             try context.save()
         } else {
             try write { txn in try alsoWrite(txn) }
         }
         return report
+    }
+
+    /// RA7: every ordered to-many this call changed or named, in the order `arrange` gives.
+    private func arrangeOrdered(_ operations: [RemoteOperation], in context: Context,
+                                existing: (UInt64) throws(DocStoreError) -> ManagedObject?,
+                                by arrange: RemoteArrangement) throws(DocStoreError) {
+        var wanted: [(object: ManagedObject, p: PropertyInfo)] = []
+        var seen: Set<[UInt64]> = []
+        func note(_ object: ManagedObject, _ p: PropertyInfo) {
+            if seen.insert([object.key, UInt64(p.slot)]).inserted { wanted.append((object, p)) }
+        }
+        for case .arrange(let key, let relationship) in operations {
+            guard let object = try existing(key), let entity = object.entityInfo, let slot = entity.slotByName[relationship],
+                  entity.properties[slot].isToMany, entity.properties[slot].isOrdered else { continue }
+            note(object, entity.properties[slot])
+        }
+        for object in context.changed.values.sorted(by: { $0.key < $1.key }) where !object.isDeleted {
+            guard let entity = object.entityInfo else { continue }
+            for (slot, state) in object.toMany ?? ToManyStates() where state.hasChanges && entity.properties[slot].isOrdered {
+                note(object, entity.properties[slot])
+            }
+        }
+        for (object, p) in wanted {
+            let members = try context.members(of: object, p)
+            let order = try arrange(object.key, p.name, members)
+            guard order != members, order.count == members.count, Set(order) == Set(members) else { continue }
+            try context.reorder(object, p, order)
+        }
     }
 }

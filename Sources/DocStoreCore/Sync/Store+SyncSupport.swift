@@ -119,6 +119,28 @@ extension Store {
         return try txn.treeExists(entity.recordsTree) && txn.contains(PrimaryKey.bytes(key), in: entity.recordsTree)
     }
 
+    /// The members of the ordered to-many `relationship` of the object `key` in `txn`'s
+    /// snapshot, in order; nil when the object does not exist or the relationship is not an
+    /// ordered to-many of its entity (what sync pushes as the order, OR2).
+    package func orderedMembers(ofKey key: UInt64, relationship: String, _ txn: Transaction) throws -> [UInt64]? {
+        guard let entity = model.entity(ofKey: key), let slot = entity.slotByName[relationship],
+              entity.properties[slot].isOrdered, try objectExists(key: key, txn) else { return nil }
+        let p = entity.properties[slot]
+        guard try txn.treeExists(p.linkTree) else { return [] }
+        let prefix = PrimaryKey.bytes(key)
+        var out: [UInt64] = []
+        var cursor = try txn.cursor(in: p.linkTree)
+        var entry = try cursor.seek(to: prefix)
+        while let (k, v) = entry, k.count == 16, k.starts(with: prefix) {
+            guard let target = PrimaryKey.read(v) else {
+                throw DocStoreError(.corrupt, "a link of \(p.name) under key \(key) is malformed", property: p.name)
+            }
+            out.append(target)
+            entry = try cursor.next()
+        }
+        return out
+    }
+
     /// The ID of the object `key` (whether or not it exists), nil for a key of no entity.
     package func objectID(ofKey key: UInt64) -> ObjectID? {
         model.entity(ofKey: key).map { ObjectID(store: identifier, entity: $0.name, key: key) }

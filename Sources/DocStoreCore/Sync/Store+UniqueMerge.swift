@@ -3,8 +3,10 @@
 // everywhere) and calls these; this file finds who holds a value and moves everything the
 // other object had onto the one that stays.
 //
-//   UM1 only single-attribute uniqueness constraints are looked up (compound ones are not
-//       merged yet).
+//   UM1 a value is looked up in the constraint's own index: a unique attribute's, or a
+//       compound uniqueness constraint's (`#Unique`) over attributes and to-ones, with all its
+//       elements non-nil (a nil element never clashes). Constraints over document fields are
+//       not looked up.
 //   UM2 a merge is one save with its own author (not sync's, so it is pushed like a local
 //       save): the loser's to-many members join the winner's, its to-one targets move to the
 //       winner where the winner has none, and the loser — with no links left, so no delete
@@ -20,6 +22,17 @@ extension Store {
         guard let e = model.entity(named: entity), let p = e.property(named: attribute), p.isUnique, let tree = p.indexTree,
               let k = Context.indexKey(value, unique: true, key: 0), try txn.treeExists(tree),
               let owner = try txn.get(k, in: tree) else { return nil }
+        return PrimaryKey.read(owner)
+    }
+
+    /// The key of the object holding `values` — one per property of `constraint`, to-ones as
+    /// `.reference(key)` — in that compound uniqueness constraint of `entity` (UM1); nil when
+    /// no object does, a value is nil, or `entity` has no such constraint.
+    package func uniqueHolder(entity: String, constraint: [String], values: [StoredValue], _ txn: Transaction) throws -> UInt64? {
+        guard let e = model.entity(named: entity), values.count == constraint.count,
+              let index = e.compoundIndexes.first(where: { $0.isUnique && !$0.isMultiValued && $0.description.properties == constraint }),
+              let entry = Context.compoundEntry(elements: values, isUnique: true, key: 0), entry.checksUniqueness,
+              try txn.treeExists(index.tree), let owner = try txn.get(entry.key, in: index.tree) else { return nil }
         return PrimaryKey.read(owner)
     }
 
