@@ -50,10 +50,24 @@ public struct SyncDatabase: Sendable {
             try await conn.query("""
                 CREATE TABLE IF NOT EXISTS docstore_feed (seq bigserial PRIMARY KEY, entry text NOT NULL)
                 """, logger: logger)
+            var hadReferences = false
+            for try await (name,) in try await conn.query("SELECT to_regclass('docstore_refs')::text", logger: logger).decode((String?,).self) {
+                hadReferences = name != nil
+            }
             try await conn.query("""
                 CREATE TABLE IF NOT EXISTS docstore_refs (source uuid NOT NULL, field text NOT NULL, target uuid NOT NULL,
                     PRIMARY KEY (source, field))
                 """, logger: logger)
+            if !hadReferences {
+                // A database from before the table: the references its objects hold (M5).
+                try await conn.query("""
+                    INSERT INTO docstore_refs (source, field, target)
+                    SELECT o.id, f.key, (f.value -> 'value' ->> 'v')::uuid
+                    FROM docstore_objects o, jsonb_each(o.state::jsonb -> 'fields') f
+                    WHERE NOT coalesce((o.state::jsonb ->> 'deleted')::boolean, false) AND f.value -> 'value' ->> 't' = 'reference'
+                    ON CONFLICT DO NOTHING
+                    """, logger: logger)
+            }
             try await conn.query("CREATE INDEX IF NOT EXISTS docstore_refs_target ON docstore_refs (target)", logger: logger)
             try await conn.query("""
                 CREATE TABLE IF NOT EXISTS docstore_fields (entity text NOT NULL, field text NOT NULL, kind text NOT NULL,
@@ -188,7 +202,7 @@ public struct SyncDatabase: Sendable {
                 UPDATE docstore_links SET present = false, clock = \(Int64(bitPattern: clock.rawValue)), device = \(device)
                 WHERE (source = \(change.id) OR target = \(change.id)) AND present
                 """, logger: logger)
-            try await clearReferences(to: change.id, clock: clock, device: device, conn)
+            try await clearReferences(to: change.id, conn)
         }
         if !outcome.state.deleted {
             for link in change.links {
@@ -242,10 +256,13 @@ public struct SyncDatabase: Sendable {
     }
 
     /// M5 for to-ones: the live objects whose to-one names `id`, just deleted, hold nil from the
-    /// delete on — what every device's delete rules make of it. No feed entry is written: each
-    /// device nulls (or cascades) the reference itself when it applies the delete, and drops a
-    /// placeholder waiting for `id` (AP3), so an ID brought back later is not reattached.
-    private func clearReferences(to id: UUID, clock: HybridTimestamp, device: String, _ conn: PostgresConnection) async throws {
+    /// delete on — what every device's delete rules make of it — with the clock of the edit
+    /// that set the reference: the nil is that edit's consequence, not a newer edit, so a move
+    /// of the to-one elsewhere made after that edit (by a device that had not seen the delete)
+    /// still wins. The feed says so, so a fresh device replays the same state (devices also
+    /// drop placeholders waiting for `id`, AP3, so an ID brought back later is not
+    /// reattached).
+    private func clearReferences(to id: UUID, _ conn: PostgresConnection) async throws {
         var sources: [(UUID, String)] = []
         for try await (source, field) in try await conn.query(
             "SELECT source, field FROM docstore_refs WHERE target = \(id) ORDER BY source, field", logger: logger
@@ -255,9 +272,12 @@ public struct SyncDatabase: Sendable {
         for (source, field) in sources {
             guard var state = try await state(of: source, conn), !state.deleted,
                   let old = state.fields[field], old.value == .reference(id) else { continue }
-            state.fields[field] = clock.wins(over: old.clock, device: device, otherDevice: old.device)
-                ? ClockedValue(value: .null, clock: clock, device: device) : ClockedValue(value: .null, clock: old.clock, device: old.device)
+            let cleared = ClockedValue(value: .null, clock: old.clock, device: old.device)
+            state.fields[field] = cleared
             try await store(state, of: source, conn)
+            let entry = FeedEntry(seq: 0, entity: state.entity, id: source, deleted: false, fields: state.fields, links: [],
+                                  device: cleared.device, deletedClock: nil)
+            try await conn.query("INSERT INTO docstore_feed (entry) VALUES (\(String(decoding: WireCoding.encode(entry), as: UTF8.self)))", logger: logger)
         }
     }
 

@@ -18,6 +18,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import ServiceLifecycle
+import Synchronization
 
 /// The sync server: PostgreSQL client, tables and routes.
 public struct SyncServer: Sendable {
@@ -87,19 +88,22 @@ public struct SyncServer: Sendable {
     /// How long a request may wait for the database (SV3).
     static let requestDeadline: Duration = .seconds(10)
 
-    /// `work`, or SV3's `unavailable` once `requestDeadline` has passed.
+    /// `work`, or SV3's `unavailable` once `requestDeadline` has passed — then at once: the
+    /// work goes on in its own task (a query in flight cannot be interrupted; cancelling it
+    /// cuts what waits for a connection), and whichever ends first answers.
     static func withDeadline(_ work: @escaping @Sendable () async throws -> Data) async throws -> Data {
-        try await withThrowingTaskGroup(of: Data?.self) { group in
-            group.addTask { try await work() }
-            group.addTask {
-                try await Task.sleep(for: requestDeadline)
-                return nil
+        let race = DeadlineRace()
+        return try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Data, any Error>) in
+            let running = Task {
+                let result: Result<Data, any Error>
+                do { result = .success(try await work()) } catch { result = .failure(error) }
+                if race.finish(continuation, with: result) { race.timer.withLock { $0?.cancel() } }
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let data = first else {
-                throw SyncWireError(.unavailable, "the database did not answer within \(requestDeadline); try again")
-            }
-            return data
+            race.timer.withLock { $0 = Task {
+                guard (try? await Task.sleep(for: requestDeadline)) != nil else { return }
+                let late = SyncWireError(.unavailable, "the database did not answer within \(requestDeadline); try again")
+                if race.finish(continuation, with: .failure(late)) { running.cancel() }
+            } }
         }
     }
 
@@ -140,5 +144,21 @@ public struct SyncServer: Sendable {
 
     static func response(status: HTTPResponse.Status, _ body: Data) -> Response {
         Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    }
+}
+
+/// The work and the timer of one request under SV3's deadline: the first to finish answers.
+private final class DeadlineRace: Sendable {
+    let answered = Mutex(false)
+    let timer = Mutex<Task<Void, Never>?>(nil)
+
+    /// Resumes `continuation` with `result` unless the other side did; whether this one did.
+    func finish(_ continuation: CheckedContinuation<Data, any Error>, with result: Result<Data, any Error>) -> Bool {
+        guard answered.withLock({ done in
+            defer { done = true }
+            return !done
+        }) else { return false }
+        continuation.resume(with: result)
+        return true
     }
 }

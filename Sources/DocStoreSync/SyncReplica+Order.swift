@@ -8,13 +8,15 @@
 //       (added on devices that had not seen that order), by global ID. Two replicas with the
 //       same members and the same winning order therefore agree, whatever order their pages
 //       came in.
-//   OR2 a device keeps the order the server last sent for each relationship (SyncState
-//       `order/`), so a member that arrives in a later page (a note moved into the folder
-//       elsewhere) takes its place by OR1 without the owner's entry coming again.
+//   OR2 a device keeps the order the server last sent for each relationship, with the clock
+//       of the edit that set it (SyncState `order/`), so a member that arrives in a later page
+//       (a note moved into the folder elsewhere) takes its place by OR1 without the owner's
+//       entry coming again.
 //   OR3 while this device has an unacknowledged edit of an order that wins (its clock is
-//       later than the page's), the relationship keeps the order it has here, members the
-//       page adds going last: that edit is pushed as the order is then (CP6) and wins on the
-//       server, so every other replica ends in the same order.
+//       later than the page's, or than the recorded order's when the page has no entry for
+//       the owner), the relationship keeps the order it has here, members the page adds going
+//       last: that edit is pushed as the order is then (CP6) and wins on the server, so every
+//       other replica ends in the same order.
 //   OR4 every live entry of an object with an ordered to-many puts it in the canonical order
 //       again, even when the server's order is the one recorded: an edit of this device that
 //       lost (olderEdit) changes nothing on the server, so no later entry would bring the
@@ -39,9 +41,9 @@ extension SyncReplica {
     /// live entry's order field that wins (or its absence: the server holds none), and none
     /// for a deleted object.
     func orderDecisions(_ entries: [(entry: FeedEntry, links: [ClockedLink], revived: Bool)], pending: Pending,
-                        _ txn: Transaction) throws -> (decisions: [UUID: [String: OrderDecision]], changed: [(UUID, String, [UUID]?)]) {
+                        _ txn: Transaction) throws -> (decisions: [UUID: [String: OrderDecision]], changed: [(UUID, String, SyncState.RecordedOrder?)]) {
         var decisions: [UUID: [String: OrderDecision]] = [:]
-        var changed: [(UUID, String, [UUID]?)] = []
+        var changed: [(UUID, String, SyncState.RecordedOrder?)] = []
         for (entry, _, _) in entries {
             guard let entity = model.entities[entry.entity] else { continue }
             for relationship in entity.orders {
@@ -57,9 +59,11 @@ extension SyncReplica {
                     decisions[entry.id, default: [:]][relationship] = .keepLocal
                     continue
                 }
-                var order: [UUID]? = nil
-                if case .order(let ids)? = field?.value { order = ids }
-                decisions[entry.id, default: [:]][relationship] = .follow(order)
+                var order: SyncState.RecordedOrder? = nil
+                if let field, case .order(let ids) = field.value {
+                    order = SyncState.RecordedOrder(ids: ids, clock: field.clock, device: field.device)
+                }
+                decisions[entry.id, default: [:]][relationship] = .follow(order?.ids)
                 if order != stored { changed.append((entry.id, relationship, order)) }
             }
         }
@@ -73,6 +77,7 @@ extension SyncReplica {
         let pageIDs = Dictionary(pageKeys.map { ($0.value, $0.key) }, uniquingKeysWith: { a, _ in a })
         let store = self.store
         let model = self.model
+        let device = self.device
         return { (key: UInt64, relationship: String, members: [UInt64]) throws(DocStoreError) -> [UInt64] in
             guard let name = store.entityName(ofKey: key), model.entities[name]?.orders.contains(relationship) == true else { return members }
             return try store.syncRead { txn -> [UInt64] in
@@ -84,8 +89,11 @@ extension SyncReplica {
                 case .keepLocal?: return members
                 case .follow(let o)?: order = o
                 case nil:
-                    if pending.fields[owner]?[SyncModel.orderField(relationship)] != nil { return members }   // OR3
-                    order = try SyncState.order(owner, relationship, txn)
+                    let recorded = try SyncState.order(owner, relationship, txn)
+                    // OR3: a local edit of the order that beats the recorded one keeps the order here.
+                    if let mine = pending.fields[owner]?[SyncModel.orderField(relationship)],
+                       recorded.map({ mine.wins(over: $0.clock, device: device, otherDevice: $0.device) }) ?? true { return members }
+                    order = recorded?.ids
                 }
                 var ids: [UInt64: UUID] = [:]
                 for m in members { ids[m] = try id(m) }

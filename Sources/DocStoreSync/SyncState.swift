@@ -15,13 +15,15 @@
 //   "applied/" ‖ token (8)           the link changes an applied page asked for (CP5): records
 //                                    of source (8) ‖ target (8) ‖ flag (1) ‖ name ‖ 0
 //   "ref/" ‖ target ID (16) ‖ key (8) ‖ name   empty: a to-one or link waiting for its target
-//   "order/" ‖ global ID (16) ‖ name  the order an ordered to-many follows (OR1): its members'
-//                                    global IDs, 16 bytes each
+//   "order/" ‖ global ID (16) ‖ name  the order the server last sent for an ordered to-many
+//                                    (OR2): its clock (8), its device's length (2) and UTF-8,
+//                                    then the members' global IDs, 16 bytes each
 //
 //   SST1 both directions of the ID mapping are written in the same transaction.
 
 import DocStoreCore
 import DocStoreEngine
+import DocStoreSyncWire
 import Foundation
 
 enum SyncState {
@@ -62,10 +64,23 @@ enum SyncState {
 
     static func localKey(of id: UUID, _ txn: Transaction) throws -> UInt64? { try u64(keyKey(id), txn) }
 
-    /// The order the ordered to-many `relationship` of the object `id` follows (OR1), if any.
-    static func order(_ id: UUID, _ relationship: String, _ txn: Transaction) throws -> [UUID]? {
-        guard let v = try txn.get(orderKey(id, relationship), in: tree), v.count % 16 == 0 else { return nil }
-        return stride(from: 0, to: v.count, by: 16).map { uuid(Array(v[$0..<$0 + 16])) }
+    /// An order the server sent (OR2): the members' global IDs and the edit that set them.
+    struct RecordedOrder: Equatable {
+        var ids: [UUID]
+        var clock: HybridTimestamp
+        var device: String
+    }
+
+    /// The order the server last sent for the ordered to-many `relationship` of the object
+    /// `id` (OR2), if any; nil for a value that does not parse.
+    static func order(_ id: UUID, _ relationship: String, _ txn: Transaction) throws -> RecordedOrder? {
+        guard let v = try txn.get(orderKey(id, relationship), in: tree), v.count >= 10 else { return nil }
+        let clock = v[0..<8].reduce(0) { $0 << 8 | UInt64($1) }
+        let length = Int(v[8]) << 8 | Int(v[9])
+        guard v.count >= 10 + length, (v.count - 10 - length) % 16 == 0 else { return nil }
+        let device = String(decoding: v[10..<10 + length], as: UTF8.self)
+        let ids = stride(from: 10 + length, to: v.count, by: 16).map { uuid(Array(v[$0..<$0 + 16])) }
+        return RecordedOrder(ids: ids, clock: HybridTimestamp(rawValue: clock), device: device)
     }
 
     /// The placeholders waiting for `target`: (source key, property name).
@@ -94,11 +109,15 @@ enum SyncState {
         try txn.put(be(key), for: keyKey(id), in: tree)
     }
 
-    /// Records the order `relationship` of `id` follows (nil: none, every member by ID).
-    static func setOrder(_ order: [UUID]?, _ id: UUID, _ relationship: String, _ txn: WriteTransaction) throws {
-        if let order { try txn.put(order.flatMap(bytes), for: orderKey(id, relationship), in: tree) } else {
+    /// Records the order the server sent for `relationship` of `id` (nil: it holds none).
+    static func setOrder(_ order: RecordedOrder?, _ id: UUID, _ relationship: String, _ txn: WriteTransaction) throws {
+        guard let order else {
             _ = try txn.delete(orderKey(id, relationship), in: tree)
+            return
         }
+        let device = Array(order.device.utf8.prefix(0xffff))
+        let value = be(order.clock.rawValue) + [UInt8(device.count >> 8), UInt8(device.count & 0xff)] + device + order.ids.flatMap(bytes)
+        try txn.put(value, for: orderKey(id, relationship), in: tree)
     }
 
     static func unmap(_ key: UInt64, id: UUID, _ txn: WriteTransaction) throws {

@@ -149,6 +149,71 @@ import Testing
         #expect(try await a.snapshot() == (try await b.snapshot()))
     }
 
+    /// Projects g, f and x and a task in g, on devices a, b and c.
+    func projectsOnThreeDevices() async throws -> [Device] {
+        let devices = try ["a", "b", "c"].map { try Device($0, server: server.url) }
+        let a = devices[0]
+        var projects: [String: SyncModels.Project] = [:]
+        for name in ["g", "f", "x"] {
+            projects[name] = SyncModels.Project(name: name)
+            try a.context.insert(projects[name]!)
+        }
+        let task = SyncModels.Task(title: "t")
+        try a.context.insert(task)
+        task.project = projects["g"]
+        try a.context.save()
+        for device in devices { try await device.sync.syncNow() }
+        return devices
+    }
+
+    func project(of device: Device) throws -> String? {
+        let context = Context(store: device.store)
+        return try context.fetch(SyncModels.Task.self).first?.project?.name
+    }
+
+    func move(on device: Device, to name: String) throws {
+        let task = try #require(try device.context.fetch(SyncModels.Task.self).first)
+        task.project = try device.context.fetch(SyncModels.Project.self).first { $0.name == name }
+        try device.context.save()
+    }
+
+    /// M5, RA3: c moves the task to f; a, which has not seen that, deletes f (empty there, so
+    /// its deny rule lets it go). The server nils the task's project and says so in the feed;
+    /// a, applying c's move to a project it deleted itself, nils it too rather than keep g.
+    @Test func aMoveOntoAnObjectDeletedHereIsNilHereToo() async throws {
+        defer { server.stop() }
+        let devices = try await projectsOnThreeDevices()
+        let (a, b, c) = (devices[0], devices[1], devices[2])
+        try move(on: c, to: "f")
+        try await c.sync.syncNow()
+        try a.context.delete(try #require(try a.context.fetch(SyncModels.Project.self).first { $0.name == "f" }))
+        try a.context.save()
+        for device in [a, b, c, a] { try await device.sync.syncNow() }
+        for device in devices { #expect(try project(of: device) == nil, "\(device.name)") }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+        #expect(try await a.snapshot() == (try await c.snapshot()))
+    }
+
+    /// M5 keeps the reference's own clock: b saw c's move to f and, offline, moved the task on
+    /// to x; a then deletes f (later by the clock). b's move came after the edit that set f,
+    /// so it wins over the nil the delete left, everywhere.
+    @Test func aMoveAwayFromAnObjectDeletedLaterElsewhereStands() async throws {
+        defer { server.stop() }
+        let devices = try await projectsOnThreeDevices()
+        let (a, b, c) = (devices[0], devices[1], devices[2])
+        try move(on: c, to: "f")
+        try await c.sync.syncNow()
+        try await b.sync.syncNow()
+        try move(on: b, to: "x")
+        try await Task.sleep(for: .milliseconds(20))
+        try a.context.delete(try #require(try a.context.fetch(SyncModels.Project.self).first { $0.name == "f" }))
+        try a.context.save()
+        for device in [a, b, c, a] { try await device.sync.syncNow() }
+        for device in devices { #expect(try project(of: device) == "x", "\(device.name)") }
+        #expect(try await a.snapshot() == (try await b.snapshot()))
+        #expect(try await a.snapshot() == (try await c.snapshot()))
+    }
+
     /// Accounts that deny their delete while they have invoices; an invoice must have an
     /// account (a required to-one, which `@Model` cannot declare: a `Schema`).
     static let billing = Schema(entities: [

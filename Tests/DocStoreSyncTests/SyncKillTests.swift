@@ -10,6 +10,7 @@ import DocStoreSyncWire
 import DocStoreTestSupport
 import Foundation
 import Testing
+@testable import DocStoreServer
 @testable import DocStoreSync
 #if canImport(Glibc)
 import Glibc
@@ -163,6 +164,18 @@ import Glibc
         #expect(await device.sync.pendingCount == 1)
 
         try TestPostgres.run(["bash", script, "resume", dir + "/cluster"])
+        // A query in flight, too: another session holds the feed lock for 20 s, so a push waits
+        // on it inside its transaction. It is answered at the deadline all the same.
+        let holder = try Spawn.start(["psql", url, "-c",
+                                             "SELECT pg_advisory_lock(\(SyncDatabase.feedLock)), pg_sleep(20)"], output: dir + "/lock.log")
+        try await Task.sleep(for: .seconds(1))
+        let lockedStart = ContinuousClock.now
+        let locked = await #expect(throws: SyncError.self) { try await device.sync.syncNow() }
+        let lockedWait = ContinuousClock.now - lockedStart
+        print("feed lock held: the round failed after \(lockedWait) with \(String(describing: locked))")
+        #expect(locked?.serverError?.code == .unavailable, "\(String(describing: locked))")
+        #expect(lockedWait < .seconds(15), "the round waited \(lockedWait): for the lock, not the deadline")
+        Spawn.wait(holder)                  // the lock goes with its session
         var pushed = 0
         for _ in 0..<20 where pushed == 0 {
             pushed = (try? await device.sync.syncNow().pushed) ?? 0

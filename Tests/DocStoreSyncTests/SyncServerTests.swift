@@ -129,4 +129,35 @@ struct RawClient {
         #expect(seen.count == everything.count)
         #expect(seen == seen.sorted())
     }
+
+    /// M5 on a database made before `docstore_refs` existed: a server starting on it fills the
+    /// table from the objects' states, so a delete still nils the to-ones that name its object.
+    @Test func aDatabaseFromBeforeTheReferenceTableIsFilledIn() async throws {
+        let postgres = try TestPostgres.newDatabase()
+        let folder = UUID(), note = UUID()
+        let manifest = SchemaManifest(version: 1, entities: ["Folder": ["name": "string"], "Note": ["title": "string", "folder": "toOne"]])
+        let first = try ServerProcess(postgres: postgres)
+        let created = PushRequest(device: "d", deviceSecret: "s", schema: manifest, transactions: [
+            ClientTransaction(id: 1, clock: HybridTimestamp(milliseconds: 1_000, counter: 0), changes: [
+                ObjectChange(entity: "Folder", id: folder, kind: .insert, fields: ["name": .string("Inbox")]),
+                ObjectChange(entity: "Note", id: note, kind: .insert, fields: ["title": .string("n"), "folder": .reference(folder)]),
+            ]),
+        ])
+        #expect(try await RawClient(server: first.url).push(created).status == 200)
+        first.stop()
+        try TestPostgres.run(["psql", postgres, "-c", "DROP TABLE docstore_refs"])     // as an older server left it
+        let second = try ServerProcess(postgres: postgres)
+        defer { second.stop() }
+        let count = try TestPostgres.run(["psql", postgres, "-At", "-c", "SELECT count(*) FROM docstore_refs"])
+        #expect(count.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        let deleted = PushRequest(device: "d", deviceSecret: "s", schema: manifest, transactions: [
+            ClientTransaction(id: 2, clock: HybridTimestamp(milliseconds: 2_000, counter: 0), changes: [
+                ObjectChange(entity: "Folder", id: folder, kind: .delete),
+            ]),
+        ])
+        #expect(try await RawClient(server: second.url).push(deleted).status == 200)
+        let feed = try await RawClient(server: second.url).pull(after: 0)
+        let last = try #require(feed.entries.last { $0.id == note })
+        #expect(last.fields["folder"]?.value == .null)
+    }
 }

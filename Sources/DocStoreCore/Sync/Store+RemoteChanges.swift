@@ -10,7 +10,8 @@
 //   RA2 validation is skipped: the server's state was validated on the device that made it,
 //       and a replica must take it even while a parent is still on its way.
 //   RA3 an operation naming an object this store does not have (deleted here meanwhile) is
-//       skipped, never an error: the server's feed decides what exists.
+//       skipped, never an error: the server's feed decides what exists. A to-one set to such
+//       an object is set to nil (the server holds it so, M5/M6).
 //   RA4 the objects a call inserts exist before its first operation runs, so a reference or
 //       link to an object later in the same page resolves, whatever the order.
 //   RA6 a delete is applied even where a deny rule would refuse it in a local save (the
@@ -95,10 +96,12 @@ extension Store {
                     case .toOne:
                         if case .reference(let target) = value, let t = try existing(target) {
                             try context.setToOne(t, of: object, p)
-                        } else if value.isNull {
-                            try context.setToOne(nil, of: object, p)
                         } else {
-                            report.skipped += 1
+                            // RA3 for a target: one this store deleted (a delete the server
+                            // has or will have) — the server holds such a reference as nil (M5,
+                            // M6), so nil it is here too, not the value it had before.
+                            if !value.isNull { report.skipped += 1 }
+                            try context.setToOne(nil, of: object, p)
                         }
                     case .toMany:
                         continue
