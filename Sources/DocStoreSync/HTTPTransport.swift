@@ -1,6 +1,6 @@
 // HTTPTransport: the device side's HTTP client — Foundation's URLSession (FoundationNetworking
 // on Linux), so an app that syncs pulls in no server framework. A 4xx/5xx answer is decoded
-// into the server's typed error.
+// into the server's typed error. A request is never cancelled midway (see post).
 
 import DocStoreSyncWire
 import Foundation
@@ -21,7 +21,13 @@ struct HTTPTransport: Sendable {
         request.httpBody = WireCoding.encode(message)
         let data: Data
         let response: URLResponse
-        do { (data, response) = try await URLSession.shared.data(for: request) } catch {
+        // The request runs in a task of its own, which the caller's cancellation (stop()) does
+        // not reach: FoundationNetworking can deadlock cancelling a request that is completing
+        // (URLSessionTask.cancel waits for the session's queue while the completion waits for
+        // the cancelled task's status lock — seen in SyncEngine.stop()). A request ends by its
+        // answer or its timeout.
+        let exchange = Task { try await URLSession.shared.data(for: request) }
+        do { (data, response) = try await exchange.value } catch {
             throw SyncError(.transport, "\(server.absoluteString)\(path): \(error.localizedDescription)")
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0

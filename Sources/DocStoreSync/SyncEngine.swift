@@ -56,9 +56,19 @@ public actor SyncEngine {
     /// - Throws: ``SyncError/Code/store`` when the store cannot record sync state.
     public init(store: Store, server: URL, device: String, localOnlyEntities: Set<String> = [],
                 pollInterval: Duration = .seconds(2), resolver: SyncConflictResolver? = nil) throws(SyncError) {
+        try self.init(store: store, server: server, device: device, localOnlyEntities: localOnlyEntities,
+                      pollInterval: pollInterval, resolver: resolver, clockSkew: 0)
+    }
+
+    /// As the public initializer, for a device whose clock is `clockSkew` milliseconds off
+    /// (tests of C2).
+    package init(store: Store, server: URL, device: String, localOnlyEntities: Set<String> = [],
+                 pollInterval: Duration = .seconds(2), resolver: SyncConflictResolver? = nil, clockSkew: Int64) throws(SyncError) {
         self.resolver = resolver
         let model = SyncModel(schema: store.schema, localOnly: localOnlyEntities)
-        replica = SyncReplica(store: store, model: model, device: device)
+        var replica = SyncReplica(store: store, model: model, device: device)
+        replica.clockSkew = clockSkew
+        self.replica = replica
         transport = HTTPTransport(server: server, timeout: 30)
         schemaVersion = store.schemaVersionNumber
         self.pollInterval = pollInterval
@@ -94,14 +104,19 @@ public actor SyncEngine {
     @discardableResult
     public func syncNow() async throws(SyncError) -> Summary {
         var summary = Summary()
+        if offsetSample == nil {
+            // C2: the server's clock before the first save is stamped (stamps are given when a
+            // save is first pushed), so a device whose clock is off never stamps with it.
+            _ = try await exchange(SyncProtocol.pullPath, PullRequest(device: replica.device, after: try replica.cursor(), limit: 1),
+                                   as: PullResponse.self) { $0.serverTime }
+        }
         if try replica.setupPending() {
             try await step(.setup, conflicts: { summary.conflicts }) { () async throws(SyncError) -> Int in
                 var objects = 0
-                while let chunk = try replica.nextSetupChunk(clock: Self.now()) {
+                while let chunk = try replica.nextSetupChunk(clock: Self.now() + replica.clockSkew) {
                     let request = PushRequest(device: replica.device, deviceSecret: secret,
                                               schema: replica.model.manifest(version: schemaVersion), transactions: [chunk])
-                    let response = try await transport.post(SyncProtocol.pushPath, request, as: PushResponse.self)
-                    replica.noteServerTime(response.serverTime)
+                    let response = try await exchange(SyncProtocol.pushPath, request, as: PushResponse.self) { $0.serverTime }
                     guard response.accepted.contains(chunk.id) else {
                         throw SyncError(.badResponse, "the server did not accept export chunk \(chunk.id - SyncReplica.setupIDBase)")
                     }
@@ -119,9 +134,8 @@ public actor SyncEngine {
         try await step(.import) { () async throws(SyncError) -> Int in
             while true {
                 let pending = SyncReplica.Pending(try replica.capture(limit: Int.max).transactions)
-                let page = try await transport.post(SyncProtocol.pullPath, PullRequest(device: replica.device, after: try replica.cursor()),
-                                                    as: PullResponse.self)
-                replica.noteServerTime(page.serverTime)
+                let page = try await exchange(SyncProtocol.pullPath, PullRequest(device: replica.device, after: try replica.cursor()),
+                                              as: PullResponse.self) { $0.serverTime }
                 if !page.entries.isEmpty { summary.pulled += try replica.apply(page, pending: pending) }
                 if !page.hasMore { return summary.pulled }
             }
@@ -147,8 +161,7 @@ public actor SyncEngine {
             if !transactions.isEmpty {
                 let request = PushRequest(device: replica.device, deviceSecret: secret,
                                           schema: replica.model.manifest(version: schemaVersion), transactions: transactions)
-                let response = try await transport.post(SyncProtocol.pushPath, request, as: PushResponse.self)
-                replica.noteServerTime(response.serverTime)
+                let response = try await exchange(SyncProtocol.pushPath, request, as: PushResponse.self) { $0.serverTime }
                 guard Set(response.accepted).isSuperset(of: transactions.map(\.id)) else {
                     throw SyncError(.badResponse, "the server accepted \(response.accepted.count) of \(transactions.count) transactions")
                 }
@@ -161,6 +174,28 @@ public actor SyncEngine {
     }
 
     static func now() -> Int64 { Int64((Date().timeIntervalSince1970 * 1000).rounded()) }
+
+    /// The round trip of the answer the clock offset was last taken from, and when (C2).
+    private var offsetSample: (roundTrip: Int64, at: ContinuousClock.Instant)?
+
+    /// POSTs `message` and takes the server's clock from the answer (C2): the offset is the
+    /// server's time minus the middle of the round trip, from the answer with the shortest
+    /// round trip of the last 5 minutes — a slow answer (a loaded machine, a slow network)
+    /// would skew it by up to its round trip — and counts as 0 while it is within that
+    /// uncertainty or a second: clocks that agree that well are taken as they are.
+    private func exchange<Request: Encodable & Sendable, Response: Decodable & Sendable>(_ path: String, _ message: Request, as type: Response.Type,
+                                                                 serverTime: (Response) -> Int64) async throws(SyncError) -> Response {
+        let sent = Self.now() + replica.clockSkew
+        let response = try await transport.post(path, message, as: type)
+        let received = Self.now() + replica.clockSkew
+        let roundTrip = max(0, received - sent)
+        let clock = ContinuousClock.now
+        if let best = offsetSample, roundTrip > best.roundTrip, clock - best.at < .seconds(300) { return response }
+        offsetSample = (roundTrip, clock)
+        let offset = serverTime(response) - (sent + roundTrip / 2)
+        replica.noteServerOffset(abs(offset) <= max(roundTrip, 1_000) ? 0 : offset)
+        return response
+    }
 
     /// Starts syncing in the background: a round now, then one every poll interval, until
     /// ``stop()``. Failures are events (SE2); the loop goes on.

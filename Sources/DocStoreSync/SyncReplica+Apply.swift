@@ -360,8 +360,7 @@ extension SyncReplica {
     }
 
     /// Remembers the server's clock offset (C2).
-    func noteServerTime(_ serverTime: Int64) {
-        let offset = serverTime - Int64((Date().timeIntervalSince1970 * 1000).rounded())
+    func noteServerOffset(_ offset: Int64) {
         _ = try? store.syncWrite { txn in try SyncState.put(UInt64(bitPattern: offset), SyncState.offsetKey, txn) }
     }
 }

@@ -29,6 +29,9 @@ struct SyncReplica: Sendable {
     let store: Store
     let model: SyncModel
     let device: String
+    /// How far this device's clock is off, in milliseconds: 0, except in tests that play a
+    /// device whose clock is wrong (C2). Added to every time the device reads.
+    var clockSkew: Int64 = 0
     static let author = "docstore.sync"
 
     /// Up to `limit` unacknowledged saves as client transactions, and the token they run
@@ -69,7 +72,7 @@ struct SyncReplica: Sendable {
     /// The clock of a save: the one it got when first captured, or a new one (CP3).
     private func stamp(_ save: CapturedTransaction, _ clock: inout HybridClock, offset: Int64, _ txn: WriteTransaction) throws -> HybridTimestamp {
         if let stored = try SyncState.u64(SyncState.txKey(save.token), txn) { return HybridTimestamp(rawValue: stored) }
-        let ms = Int64((save.timestamp.timeIntervalSince1970 * 1000).rounded()) &+ offset
+        let ms = Int64((save.timestamp.timeIntervalSince1970 * 1000).rounded()) &+ clockSkew &+ offset
         let stamp = clock.tick(milliseconds: ms)
         try SyncState.put(stamp.rawValue, SyncState.txKey(save.token), txn)
         return stamp

@@ -98,7 +98,7 @@ final class Device {
         note.title = "from a"
         note.priority = 5
         try a.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         onB.title = "from b"
         try b.context.save()
         try await a.sync.syncNow()   // a pushes first
@@ -111,6 +111,36 @@ final class Device {
             #expect(n.priority == 5)
         }
         #expect(try await a.snapshot() == (try await b.snapshot()))
+    }
+
+    /// C2: a device whose clock is an hour ahead edits first; another edits a moment later. The
+    /// later edit wins: the fast device's clock is corrected by the server's before it stamps
+    /// its save — raw device clocks would let it win every conflict for an hour.
+    @Test func aDeviceWhoseClockIsAnHourAheadDoesNotWinEverything() async throws {
+        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-fast-\(UUID().uuidString).docstore")
+        let fastStore = try Store(url: url, models: SyncModels.all)
+        let fast = try SyncEngine(store: fastStore, server: server.url, device: "fast", localOnlyEntities: ["Cache"],
+                                  clockSkew: 3_600_000)
+        let b = try Device("b", server: server.url)
+        let context = Context(store: fastStore)
+        let note = Note(title: "draft")
+        try context.insert(note)
+        try context.save()
+        try await fast.syncNow()                    // learns the server's clock
+        try await b.sync.syncNow()
+        note.title = "from the fast device"
+        try context.save()
+        try await Task.sleep(for: .milliseconds(100))
+        let onB = try #require(try b.context.fetch(Note.self).first)
+        onB.title = "from b, later"
+        try b.context.save()
+        try await fast.syncNow()
+        try await b.sync.syncNow()
+        try await fast.syncNow()
+        for store in [fastStore, b.store] {
+            let c = Context(store: store)
+            #expect(try c.fetch(Note.self).first?.title == "from b, later")
+        }
     }
 
     /// RS1–RS3: a's older edit loses on the server; a's resolver sees both sides after the
@@ -133,7 +163,7 @@ final class Device {
         note.title = "from a"                         // the older edit
         note.priority = 3                             // no conflict: stays as it is
         try a.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         onB.title = "from b"
         try b.context.save()
         try await b.sync.syncNow()

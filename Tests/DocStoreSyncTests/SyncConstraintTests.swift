@@ -205,7 +205,7 @@ import Testing
         try await c.sync.syncNow()
         try await b.sync.syncNow()
         try move(on: b, to: "x")
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         try a.context.delete(try #require(try a.context.fetch(SyncModels.Project.self).first { $0.name == "f" }))
         try a.context.save()
         for device in [a, b, c, a] { try await device.sync.syncNow() }

@@ -67,7 +67,7 @@ import Testing
         try a.context.insert(sun)
         list.items.insert(sun, at: 0)
         try a.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         let thu = Item(title: "thu")
         try b.context.insert(thu)
         onB.items = [onB.items[2], onB.items[0], onB.items[1], thu]
@@ -93,7 +93,7 @@ import Testing
             onA.items.append(item)
         }
         try a.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         for t in ["b1", "b2"] {
             let item = Item(title: t)
             try b.context.insert(item)
@@ -136,7 +136,7 @@ import Testing
         try b.context.insert(z)
         onB.items.append(z)
         try b.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         list.items = [list.items[1], list.items[0]]
         try a.context.save()
         try await a.sync.syncNow()
@@ -156,7 +156,7 @@ import Testing
         // b reverses the list offline; a, later, reverses it and puts it back, pushing both.
         onB.items = onB.items.reversed()
         try b.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         for _ in 0..<2 {
             list.items = list.items.reversed()
             try a.context.save()
@@ -191,7 +191,7 @@ import Testing
         // whole, a's removal (a link of the clips' side) stands: ["two", "one"] on both.
         playlist.clips.removeAll { $0.title == "three" }
         try a.context.save()
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         let onB = Context(store: b.store)
         let bList = try #require(try onB.fetch(Playlist.self).first)
         bList.clips = [bList.clips[0], bList.clips[2], bList.clips[1]]

@@ -81,7 +81,7 @@ enum NotesSyncClash: VersionedSchema {
 
         // a, one version behind, edits the title later; it pulls b's entry with a field it does
         // not know, and ignores it.
-        try await Task.sleep(for: .milliseconds(20))
+        try await Task.sleep(for: .milliseconds(100))
         try await a.syncNow()
         let laterA = Context(store: storeA)
         let onA = try #require(try laterA.fetch(NotesSyncV1.Note.self).first)

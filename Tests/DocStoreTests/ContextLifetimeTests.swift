@@ -127,6 +127,40 @@ import Testing
         #expect(again.title == "a" && again.folder?.name == "Inbox")
     }
 
+    /// A fault (never loaded) whose context is gone: `value(forKey:)` throws `wrongContext`
+    /// naming the property, where it used to give nil — and the typed property, which cannot
+    /// throw, used to read "" (what made ObjectBenchmark's child report an empty title).
+    @Test func aFaultWhoseContextIsGoneThrowsRatherThanReadAsADefault() throws {
+        let store = try seeded()
+        var fault: Note?
+        do {
+            let c = Context(store: store)
+            let id = try #require(try c.fetch(FetchRequest<Note>(sortDescriptors: [SortKey("title")])).first?.objectID)
+            fault = try #require(try Context(store: store).object(with: id) as? Note)
+            #expect(fault?.isFault == true)
+        }
+        let kept = try #require(fault)
+        #expect(kept.managedObjectContext == nil)
+        let error = #expect(throws: DocStoreError.self) { try kept.value(forKey: "title") }
+        #expect(error?.code == .wrongContext && error?.property == "title", "\(String(describing: error))")
+        #expect(kept["title"] == nil)
+    }
+
+    /// The typed property of such a fault stops the process, naming the object and property
+    /// (an exit test: a child process runs the body).
+    @Test func aTypedReadOfAFaultWhoseContextIsGoneStopsTheProgram() async {
+        await #expect(processExitsWith: .failure) {
+            let store = try Store.inMemory(models: ModelClassTests.models)
+            let c = Context(store: store)
+            try c.insert(Note(title: "a"))
+            try c.save()
+            let id = try #require(try c.fetch(Note.self).first?.objectID)
+            var fault: Note?
+            do { fault = try Context(store: store).object(with: id) as? Note }
+            _ = fault?.title
+        }
+    }
+
     @Test func objectsOfAContextTheAppKeepsWorkAsBefore() throws {
         let store = try seeded()
         let c = Context(store: store)

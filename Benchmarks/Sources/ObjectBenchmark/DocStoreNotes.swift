@@ -186,7 +186,8 @@ final class DocStoreNotes: NotesSubject {
     }
 
     func fetchOne(_ id: Int) throws -> String {
-        try note(id, in: Context(store: store))?.title ?? ""
+        let context = Context(store: store)     // kept while its object is read: objects hold it weakly
+        return try note(id, in: context)?.title ?? ""
     }
 
     func close() throws { try store.close() }

@@ -156,12 +156,18 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// `Set<ManagedObject>` (ordered: `[ManagedObject]`).
     ///
     /// - Throws: ``DocStoreError/Code/unknownProperty``; ``DocStoreError/Code/storage`` if
-    ///   loading the object's values failed.
+    ///   loading the object's values failed; ``DocStoreError/Code/wrongContext`` for an
+    ///   attribute of a fault (never loaded) whose context is gone.
     public final func value(forKey key: String) throws(DocStoreError) -> Any? {
         guard let info = try propertyInfo(key) else { return nil }   // not inserted: no entity yet
         guard let context else {
-            // Deleted and saved, or its context is gone: the last known attribute values.
-            guard info.attribute != nil, info.slot < values.count else { return nil }
+            // Deleted and saved, or its context is gone: the last known attribute values — and
+            // for a fault, never loaded, none: a typed error rather than a nil that looks real.
+            guard info.attribute != nil else { return nil }
+            guard !isFault, info.slot < values.count else {
+                throw DocStoreError(.wrongContext, "\(self)'s context is gone and its \(key) was never loaded; keep the Context "
+                    + "while you use its objects, or fetch it again by its objectID", entity: entityInfo?.name, property: key)
+            }
             return values[info.slot].anyValue
         }
         return try context.value(of: self, property: info)

@@ -92,13 +92,27 @@ extension ManagedObject {
 // MARK: - Reads
 
 /// The stored value of a slot: loaded if the object is a fault; the last known value otherwise.
+/// A fault whose context is gone has no value to give: see `unloadedValueWithoutContext`.
 @usableFromInline
 func storedValue(_ object: ManagedObject, _ slot: Int) -> StoredValue {
     if !object.flags.contains(.fault), slot < object.values.count { return object.values[slot] }
-    if let context = object.context, object.key != 0 {
+    if object.key != 0 {
+        guard let context = object.context else { unloadedValueWithoutContext(object, slot) }
         if let v = try? context.stored(of: object, slot: slot) { return v }
     }
     return slot < object.values.count ? object.values[slot] : .null
+}
+
+/// A typed property read of an object that was never loaded (a fault) and whose context is
+/// gone: there is no value to return, and a default would look like real data (a title of "").
+/// As Core Data's "could not fulfill a fault", this stops the program, naming the object and
+/// the property — a mistake in the app's code (the context was not kept while its objects were
+/// used, README § Contexts and memory), never something a store's contents or a user's input
+/// can cause. `value(forKey:)` throws `wrongContext` instead.
+func unloadedValueWithoutContext(_ object: ManagedObject, _ slot: Int) -> Never {
+    let property = object.entityInfo.flatMap { slot < $0.properties.count ? $0.properties[slot].name : nil } ?? "slot \(slot)"
+    fatalError("\(object)'s context is gone and its \(property) was never loaded: keep the Context while you use its objects "
+        + "(README § Contexts and memory), or fetch the object again by its objectID from a live context")
 }
 
 /// Inlinable, so the accessors @Model generates are specialized for their types in the app's
