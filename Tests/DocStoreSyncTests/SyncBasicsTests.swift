@@ -230,25 +230,19 @@ final class Device {
         let a = try Device("a", server: server.url), c = try Device("c", server: server.url)
         let inbox = Folder(name: "Inbox")
         try a.context.insert(inbox)
-        var originals: [Note] = []
-        for i in 0..<60 {
-            let n = Note(title: "o\(i)", folder: inbox)
-            try a.context.insert(n)
-            originals.append(n)
+        func notes(_ titles: [String]) throws -> [Note] {
+            let made = titles.map { Note(title: $0, folder: inbox) }
+            for n in made { try a.context.insert(n) }
+            try a.context.save()
+            return made
         }
-        try a.context.save()
+        let originals = try notes((0..<60).map { "o\($0)" })
         try await a.sync.syncNow()
         try await c.sync.syncNow()
         #expect(try c.context.fetch(Note.self).count == 60)
 
         for batch in 0..<12 {
-            var made: [Note] = []
-            for i in 0..<100 {
-                let n = Note(title: "n\(batch)-\(i)", folder: inbox)
-                try a.context.insert(n)
-                made.append(n)
-            }
-            try a.context.save()
+            let made = try notes((0..<100).map { "n\(batch)-\($0)" })
             for n in made.prefix(35) { try a.context.delete(n) }
             try a.context.save()
             try await a.sync.syncNow()
