@@ -3,8 +3,8 @@
 #   scripts/test-postgres.sh start DIR PORT   initdb into DIR/pg and start it on 127.0.0.1:PORT;
 #                                             prints the URL, postgres://docstore@127.0.0.1:PORT/postgres
 #   scripts/test-postgres.sh stop DIR         stop it (fast shutdown)
-#   scripts/test-postgres.sh crash-restart DIR   stop it as a crash would (immediate: no
-#                                             checkpoint, clients cut off) and start it again
+#   scripts/test-postgres.sh crash DIR        stop it as a crash would (immediate: no
+#                                             checkpoint, clients cut off); `resume` starts it
 #   scripts/test-postgres.sh resume DIR       start a cluster `stop` stopped, on its port
 # PostgreSQL refuses to run as root, so as root the server runs as the `postgres` user the
 # Debian package creates. Install PostgreSQL first (scripts/install-deps.sh --postgres).
@@ -37,8 +37,8 @@ case "$cmd" in
   stop)
     as_pg "'$bin/pg_ctl' -D '$dir/pg' -m fast -w stop > /dev/null" || true
     ;;
-  crash-restart)
-    as_pg "'$bin/pg_ctl' -D '$dir/pg' -m immediate -w restart -l '$dir/pg.log' > /dev/null 2>&1"
+  crash)
+    as_pg "'$bin/pg_ctl' -D '$dir/pg' -m immediate -w stop > /dev/null 2>&1"
     ;;
   *)
     echo "test-postgres: unknown command $cmd" >&2
