@@ -39,7 +39,7 @@ extension Context {
 
     /// The keys of this context's and its ancestors' unsaved objects of `kinds` (CC3).
     func pendingKeys(of kinds: Set<UInt32>) -> Set<UInt64> {
-        var keys = Set(changed.values.lazy.filter { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }.map(\.key))
+        var keys = changed.keys(of: kinds)
         if let parent { keys.formUnion(parent.pendingKeys(of: kinds)) }
         return keys
     }

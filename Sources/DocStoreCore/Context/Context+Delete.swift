@@ -45,6 +45,7 @@ extension Context {
             try willChange(next)
             next.prepareForDeletion()
             next.flags.insert(.deleted)
+            changed.noteDeleted(next)
             guard let entity = next.entityInfo else { continue }
             for p in entity.properties where p.relationship != nil {
                 let targets: [UInt64] = p.isToMany ? try members(of: next, p) : (try toOneKey(of: next, p)).map { [$0] } ?? []

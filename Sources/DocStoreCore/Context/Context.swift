@@ -52,7 +52,7 @@ public final class Context {
     // Exclusivity checked statically only, as ManagedObject's fields (a Context is not
     // Sendable; only its own code touches these, with no access open across a call out).
     @exclusivity(unchecked) var registry: [UInt64: Unmanaged<ManagedObject>] = [:]
-    @exclusivity(unchecked) var changed: [UInt64: ManagedObject] = [:]
+    @exclusivity(unchecked) var changed: ChangedObjects = [:]
     @exclusivity(unchecked) var committed: [UInt64: [StoredValue]] = [:]
     /// Set while delete rules run: links of objects being deleted may still change.
     var isPropagatingDelete = false
@@ -252,6 +252,7 @@ public final class Context {
 
     private func undelete(_ object: ManagedObject) {
         object.flags.remove(.deleted)
+        changed.noteUndeleted(object)
     }
 
     // MARK: - Objects by ID

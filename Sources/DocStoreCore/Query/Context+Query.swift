@@ -142,7 +142,7 @@ extension Context {
     /// index entries, records, and how many objects matched — SQL's EXPLAIN ANALYZE.
     public func explain<T: ManagedObject>(_ request: FetchRequest<T>, analyze: Bool = false) throws(DocStoreError) -> String {
         let (plan, evaluator) = try prepare(request)
-        let pending = request.includesPendingChanges ? try pendingObjects(of: plan.kinds).count : nil
+        let pending = request.includesPendingChanges ? try pendingObjects(of: plan.kinds).live.count : nil
         var text = plan.explanation(limit: request.fetchLimit, offset: request.fetchOffset, pendingCandidates: pending)
         if analyze {
             let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: false)
@@ -177,21 +177,24 @@ extension Context {
     }
 
     /// The unsaved objects of `kinds` a fetch tests with their unsaved values (F2): this
-    /// context's, and in a child context its ancestors' as this context sees them (CC3).
-    private func pendingObjects(of kinds: Set<UInt32>) throws(DocStoreError) -> [ManagedObject] {
-        var out = changed.values.filter { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
-        guard let parent else { return out }
-        for key in parent.pendingKeys(of: kinds) where changed[key] == nil {
+    /// context's that are not deleted (found per kind, not by walking every changed object),
+    /// and in a child context its ancestors' as this context sees them (CC3). `shadowed` says
+    /// whether a stored row's key is one of these or of a deleted unsaved object: the store's
+    /// values of it do not count.
+    private func pendingObjects(of kinds: Set<UInt32>) throws(DocStoreError) -> (live: [ManagedObject], shadowed: (UInt64) -> Bool) {
+        var out = changed.liveObjects(of: kinds)
+        guard let parent else { return (out, { [changed] in changed[$0] != nil }) }
+        let mirrored = parent.pendingKeys(of: kinds)
+        for key in mirrored where changed[key] == nil {
             let mirror = try materialize(key)
             try fulfill(mirror)      // a deletion in the parent shows once it is read
-            out.append(mirror)
+            if !mirror.isDeleted { out.append(mirror) }
         }
-        return out
+        return (out, { [changed] in changed[$0] != nil || mirrored.contains($0) })
     }
 
     private func hasPendingObjects(of kinds: Set<UInt32>) -> Bool {
-        changed.values.contains { o in o.entityInfo.map { kinds.contains($0.id) } ?? false }
-            || !(parent?.pendingKeys(of: kinds).isEmpty ?? true)
+        changed.containsAny(of: kinds) || !(parent?.pendingKeys(of: kinds).isEmpty ?? true)
     }
 
     /// The matches of a plan, ordered (`ordered`, or whenever a window is cut) and windowed.
@@ -212,8 +215,8 @@ extension Context {
         var inSortOrder = false
         let limit = windowed ? request.fetchLimit : 0
         let offset = windowed ? request.fetchOffset : 0
-        let pending = evaluator.includesPendingChanges ? try pendingObjects(of: plan.kinds) : []
-        let pendingKeys = Set(pending.map(\.key))
+        let (pending, shadowed) = evaluator.includesPendingChanges ? try pendingObjects(of: plan.kinds) : ([], { _ in false })
+        let noPending = !evaluator.includesPendingChanges || (parent == nil && !changed.containsAny(of: plan.kinds))
         var rows: [QueryRow] = []
 
         // F5: the anchor's sort values, and whether a match comes after it.
@@ -229,7 +232,7 @@ extension Context {
         func isWanted(_ key: UInt64) -> Bool {
             let id = PrimaryKey.entity(of: key)
             if let onlyKind { guard id == onlyKind else { return false } } else if !plan.kinds.contains(id) { return false }
-            return pendingKeys.isEmpty || !pendingKeys.contains(key)
+            return noPending || !shadowed(key)
         }
 
         // Per entity: its field table with only the fields the plan reads (the rest skipped);
@@ -532,7 +535,7 @@ extension Context {
             var targetKeys = try candidates(targets, entity: destination, evaluator)
             // Unsaved targets may match the filter with their unsaved values (given targets have none).
             if filter != nil, evaluator.includesPendingChanges {
-                targetKeys += try pendingObjects(of: destination.kindIDs).map(\.key)
+                targetKeys += try pendingObjects(of: destination.kindIDs).live.map(\.key)
             }
             for target in targetKeys where seen.insert(target).inserted {
                 guard let targetEntity = store.model.entity(ofKey: target),

@@ -1,0 +1,107 @@
+// Fetches in a context that holds many unsaved changes (F2): deleted objects are left out
+// without being tested, so fetching and deleting objects one at a time stays linear; objects
+// brought back from deletion (undo, rollback, insert again) are found again; a child context
+// sees its parent's deletions. The cost is checked through explain's count of the unsaved
+// objects a fetch tests, never through time.
+
+import Foundation
+import Testing
+
+@testable import DocStore
+@testable import DocStoreCore
+
+@Suite struct PendingChangesFetchTests {
+    typealias Book = QueryConformanceTests.Book
+
+    /// A store of `n` books titled "book 0" … "book n-1", saved.
+    static func books(_ n: Int) throws -> Context {
+        let store = try Store.inMemory(models: [QueryConformanceTests.Shelf.self, Book.self, QueryConformanceTests.Label.self])
+        let c = Context(store: store)
+        for i in 0..<n {
+            let b = Book()
+            b.title = "book \(i)"
+            b.pages = i
+            try c.insert(b)
+        }
+        try c.save()
+        return c
+    }
+
+    static func titled(_ title: String) throws -> FetchRequest<Book> {
+        FetchRequest<Book>(predicate: try QueryPredicate(format: "title == %@", title), fetchLimit: 1)
+    }
+
+    @Test func fetchingAndDeletingOneAtATimeTestsNoDeletedObject() throws {
+        let c = try Self.books(400)
+        for i in 0..<300 {
+            let request = try Self.titled("book \(i)")
+            // The fetch tests no unsaved object: the i deletions before it are left out unseen.
+            #expect(!(try c.explain(request)).contains("pending changes"), "fetch \(i)")
+            let book = try #require(try c.fetch(request).first, "book \(i)")
+            try c.delete(book)
+            #expect(try c.fetch(request).isEmpty, "book \(i) is deleted and still found")
+        }
+        #expect(try c.count(for: FetchRequest<Book>()) == 100)
+        #expect(try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages < 300"))).isEmpty)
+        try c.save()
+        #expect(try Context(store: c.store).count(for: FetchRequest<Book>()) == 100)
+    }
+
+    @Test func updatedAndInsertedObjectsAreStillTestedAmongManyDeletions() throws {
+        let c = try Self.books(200)
+        for book in try c.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages < 150"))) { try c.delete(book) }
+        let kept = try #require(try c.fetch(try Self.titled("book 160")).first)
+        kept.title = "renamed"
+        let new = Book()
+        new.title = "book 5"
+        try c.insert(new)
+        // Two unsaved objects are live: the renamed one and the insert; the 150 deletions are not tested.
+        #expect(try c.explain(try Self.titled("book 5")).contains("pending changes: 2 unsaved objects"))
+        #expect(try c.fetch(try Self.titled("book 5")).first === new)
+        #expect(try c.fetch(try Self.titled("renamed")).first === kept)
+        #expect(try c.fetch(try Self.titled("book 160")).isEmpty)
+        #expect(try c.count(for: FetchRequest<Book>()) == 51)
+    }
+
+    @Test func objectsBroughtBackFromDeletionAreFoundAgain() throws {
+        let c = try Self.books(20)
+        c.undoManager = UndoManager()
+        let one = try #require(try c.fetch(try Self.titled("book 1")).first)
+        try c.delete(one)
+        #expect(try c.fetch(try Self.titled("book 1")).isEmpty)
+        c.undoManager?.undo()
+        #expect(try c.fetch(try Self.titled("book 1")).first === one, "after undo")
+        c.undoManager?.redo()
+        #expect(try c.fetch(try Self.titled("book 1")).isEmpty, "after redo")
+        c.undoManager?.undo()
+
+        // Changed, then deleted, then inserted again: found with its unsaved title.
+        let two = try #require(try c.fetch(try Self.titled("book 2")).first)
+        two.title = "two"
+        try c.delete(two)
+        #expect(try c.fetch(try Self.titled("two")).isEmpty)
+        try c.insert(two)
+        #expect(try c.fetch(try Self.titled("two")).first === two, "after insert again")
+
+        let three = try #require(try c.fetch(try Self.titled("book 3")).first)
+        try c.delete(three)
+        c.rollback()
+        #expect(try c.fetch(try Self.titled("book 3")).count == 1, "after rollback")
+        #expect(try c.count(for: FetchRequest<Book>()) == 20)
+    }
+
+    @Test func aChildContextDoesNotFindWhatItsParentDeleted() throws {
+        let parent = try Self.books(50)
+        for i in 0..<30 { try parent.delete(try #require(try parent.fetch(try Self.titled("book \(i)")).first)) }
+        let child = Context(parent: parent)
+        #expect(try child.fetch(try Self.titled("book 3")).isEmpty)
+        #expect(try child.count(for: FetchRequest<Book>()) == 20)
+        let forty = try #require(try child.fetch(try Self.titled("book 40")).first)
+        try child.delete(forty)
+        #expect(try child.fetch(try Self.titled("book 40")).isEmpty)
+        #expect(try parent.fetch(try Self.titled("book 40")).count == 1, "the child has not saved")
+        try child.save()
+        #expect(try parent.fetch(try Self.titled("book 40")).isEmpty, "after the child's save")
+        #expect(try parent.count(for: FetchRequest<Book>()) == 19)
+    }
+}
