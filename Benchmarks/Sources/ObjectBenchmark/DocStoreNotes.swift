@@ -111,6 +111,19 @@ final class DocStoreNotes: NotesSubject {
         try context.save()
     }
 
+    func findAndDelete(_ dates: [Date]) throws -> Int {
+        let context = Context(store: store)
+        var deleted = 0
+        for date in dates {
+            let request = FetchRequest<Note>(predicate: try QueryPredicate(format: "createdAt == %@", date), fetchLimit: 1)
+            guard let note = try context.fetch(request).first else { continue }
+            try context.delete(note)
+            deleted += 1
+        }
+        try context.save()
+        return deleted
+    }
+
     /// The request a query workload runs, for query number `i` (format strings, parsed each
     /// time, as an app building a query per screen would).
     func request(_ workload: Workload, _ data: NotesData, _ i: Int) throws -> FetchRequest<Note> {

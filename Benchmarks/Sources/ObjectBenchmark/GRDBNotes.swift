@@ -132,6 +132,18 @@ final class GRDBNotes: NotesSubject {
         }
     }
 
+    func findAndDelete(_ dates: [Date]) throws -> Int {
+        try pool.write { db in
+            var deleted = 0
+            for date in dates {
+                guard let note = try NoteRecord.filter(Column("createdAt") == date).fetchOne(db) else { continue }
+                _ = try note.delete(db)
+                deleted += 1
+            }
+            return deleted
+        }
+    }
+
     func query(_ workload: Workload, _ data: NotesData) throws -> Int {
         try pool.read { db in
             var total = 0

@@ -41,6 +41,9 @@ struct NotesData: Sendable {
     let fetchIDs: [Int]
     /// Distinct note IDs to delete.
     let deleteIDs: [Int]
+    /// The creation dates (unique, indexed) of the other notes, for the find-and-delete
+    /// workload, which runs after the deletes.
+    let findDeleteDates: [Date]
     /// Query workloads (issue #4): createdAt values of random notes, for equality lookups and
     /// as the start of date ranges and count cut-offs.
     let queryDates: [Date]
@@ -72,6 +75,7 @@ struct NotesData: Sendable {
         var ids = Array(1...sizes.notes)
         for i in stride(from: ids.count - 1, to: 0, by: -1) { ids.swapAt(i, rng.below(i + 1)) }
         deleteIDs = Array(ids.prefix(sizes.deletes))
+        findDeleteDates = ids.dropFirst(sizes.deletes).prefix(sizes.deletes).map { [notes] in notes[$0 - 1].createdAt }
         queryDates = (0..<2_000).map { _ in base.addingTimeInterval(Double(rng.below(sizes.notes - 100)) * 60) }
     }
 
@@ -104,6 +108,9 @@ protocol NotesSubject: AnyObject {
     func tagNotes(_ tags: Int) throws -> Int
     /// Deletes these notes with their links, in one transaction.
     func delete(_ ids: [Int]) throws
+    /// Finds each note by its creation date and deletes it with its links, one at a time, in
+    /// one transaction (what an import or a sync does); returns how many it deleted.
+    func findAndDelete(_ dates: [Date]) throws -> Int
     /// Runs one query workload (`Workload.query…`, see NotesData.queryLabels); returns the
     /// number of notes it returned (or counted), which every subject must agree on.
     func query(_ workload: Workload, _ data: NotesData) throws -> Int

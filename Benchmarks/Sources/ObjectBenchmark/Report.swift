@@ -84,6 +84,7 @@ func runObjectBenchmark(_ arguments: [String]) throws -> Int32 {
         (w, label, w == .queryTag ? 2 * sizes.notes : count)
     } + [
         (.delete, "delete \(sizes.deletes) notes with their links, one save", sizes.deletes),
+        (.findAndDelete, "find \(sizes.deletes) notes one at a time by date and delete each, one save", sizes.deletes),
     ]
     print("")
     print("### DocStore object benchmark: the notes model")

@@ -175,6 +175,26 @@ final class SQLiteNotes: NotesSubject {
         try exec("COMMIT")
     }
 
+    func findAndDelete(_ dates: [Date]) throws -> Int {
+        try exec("BEGIN")
+        let find = try prepare("SELECT id FROM note WHERE createdAt = ? LIMIT 1")
+        let links = try prepare("DELETE FROM noteTag WHERE noteId = ?")
+        let note = try prepare("DELETE FROM note WHERE id = ?")
+        defer { sqlite3_finalize(find); sqlite3_finalize(links); sqlite3_finalize(note) }
+        var deleted = 0
+        for date in dates {
+            sqlite3_bind_double(find, 1, date.timeIntervalSinceReferenceDate)
+            guard sqlite3_step(find) == SQLITE_ROW else { sqlite3_reset(find); continue }
+            let id = sqlite3_column_int64(find, 0)
+            sqlite3_reset(find)
+            sqlite3_bind_int64(links, 1, id); try step(links)
+            sqlite3_bind_int64(note, 1, id); try step(note)
+            deleted += 1
+        }
+        try exec("COMMIT")
+        return deleted
+    }
+
     func query(_ workload: Workload, _ data: NotesData) throws -> Int {
         let sql = switch workload {
         case .queryEqual: "SELECT \(Self.columns) FROM note WHERE createdAt = ?"

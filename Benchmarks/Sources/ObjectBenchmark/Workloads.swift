@@ -8,6 +8,9 @@
 //   faults       DocStore only: the memory one fault costs
 //   query…       the queries of issue #4 (NotesData.queryLabels)
 //   delete       N/2 notes with their links, one transaction
+//   findAndDelete  the other N/2 notes, each found by its (unique, indexed) creation date and
+//                deleted, one at a time, one transaction (a context with 50 000 deletions
+//                pending must still find the next note at the cost of one lookup)
 // The child prints `seconds=… check=… peak=…`: the workload's time, a count that must be the
 // same for every subject (so none does less work), and its peak memory above what the process
 // held when the workload began.
@@ -26,7 +29,7 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
 enum Workload: String, CaseIterable {
     case insert, fetchByID, fetchAll, folderNotes, tagNotes, faults
     case queryEqual, queryRange, queryFirstPage, queryFolderPage, queryTag, queryCount, queryContains
-    case delete
+    case delete, findAndDelete
 
     var isQuery: Bool { rawValue.hasPrefix("query") }
 }
@@ -72,6 +75,7 @@ func childWorkload(_ args: [String]) -> Int32 {
         case .folderNotes: seconds = try timed { check = try subject.folderNotes(data.sizes.folders) }
         case .tagNotes: seconds = try timed { check = try subject.tagNotes(data.sizes.tags) }
         case .delete: seconds = try timed { try subject.delete(data.deleteIDs) }
+        case .findAndDelete: seconds = try timed { check = try subject.findAndDelete(data.findDeleteDates) }
         case .queryEqual, .queryRange, .queryFirstPage, .queryFolderPage, .queryTag, .queryCount, .queryContains:
             seconds = try timed { check = try subject.query(workload, data) }
             if let docstore = subject as? DocStoreNotes, let entries = try docstore.entriesRead(workload, data) {
