@@ -1,7 +1,9 @@
 // Fetches in a context that holds many unsaved changes (F2): deleted objects are left out
-// without being tested, so fetching and deleting objects one at a time stays linear; objects
-// brought back from deletion (undo, rollback, insert again) are found again; a child context
-// sees its parent's deletions. The cost is checked through explain's count of the unsaved
+// without being tested, so fetching and deleting objects one at a time stays linear; an
+// equality on an indexed attribute tests only the unsaved objects holding that value, so
+// find-or-create stays linear too, however their values change after the lookup was made;
+// objects brought back from deletion (undo, rollback, insert again) are found again; a child
+// context sees its parent's deletions. The cost is checked through explain's count of the unsaved
 // objects a fetch tests, never through time.
 
 import Foundation
@@ -55,12 +57,78 @@ import Testing
         let new = Book()
         new.title = "book 5"
         try c.insert(new)
-        // Two unsaved objects are live: the renamed one and the insert; the 150 deletions are not tested.
-        #expect(try c.explain(try Self.titled("book 5")).contains("pending changes: 2 unsaved objects"))
+        // Of the two live unsaved objects only the insert holds the title looked up; neither the
+        // renamed one nor the 150 deletions are tested.
+        #expect(try c.explain(try Self.titled("book 5")).contains("pending changes: 1 unsaved object "))
+        #expect(try c.explain(FetchRequest<Book>(predicate: try QueryPredicate(format: "pages > 100"))).contains("pending changes: 2 unsaved objects"))
         #expect(try c.fetch(try Self.titled("book 5")).first === new)
         #expect(try c.fetch(try Self.titled("renamed")).first === kept)
         #expect(try c.fetch(try Self.titled("book 160")).isEmpty)
         #expect(try c.count(for: FetchRequest<Book>()) == 51)
+    }
+
+    @Test func findOrCreateTestsOnlyTheUnsavedObjectsWithTheValue() throws {
+        let c = try Self.books(10)
+        for i in 0..<300 {
+            let request = try Self.titled("new \(i)")
+            #expect(!(try c.explain(request)).contains("pending changes"), "lookup \(i) tests an unsaved object")
+            #expect(try c.fetch(request).isEmpty)
+            let b = Book()
+            b.title = "new \(i)"
+            b.pages = i
+            try c.insert(b)
+            #expect(try c.fetch(request).first === b, "insert \(i) not found")
+        }
+        #expect(try c.explain(try Self.titled("new 7")).contains("pending changes: 1 unsaved object "))
+        let inList = FetchRequest<Book>(predicate: try QueryPredicate(format: "title IN %@", ["new 3", "new 4", "book 2", "none"]))
+        #expect(Set(try c.fetch(inList).map(\.title)) == ["new 3", "new 4", "book 2"])
+        #expect(try c.count(for: FetchRequest<Book>()) == 310)
+        try c.save()
+        #expect(try Context(store: c.store).count(for: FetchRequest<Book>()) == 310)
+    }
+
+    @Test func aLookupByValueFollowsEveryLaterChange() throws {
+        let c = try Self.books(20)
+        c.undoManager = UndoManager()
+        let new = Book()
+        new.title = "fresh"
+        try c.insert(new)
+        let stored = try #require(try c.fetch(try Self.titled("book 4")).first)
+        stored.pages = 400          // changed, so its unsaved values count
+        #expect(try c.fetch(try Self.titled("fresh")).first === new)     // the lookup is made
+        #expect(try c.fetch(try Self.titled("book 4")).first === stored)
+
+        new.title = "renamed"
+        stored.title = "book 4 renamed"
+        #expect(try c.fetch(try Self.titled("fresh")).isEmpty)
+        #expect(try c.fetch(try Self.titled("renamed")).first === new)
+        #expect(try c.fetch(try Self.titled("book 4")).isEmpty)
+        #expect(try c.fetch(try Self.titled("book 4 renamed")).first === stored)
+
+        try c.delete(new)
+        #expect(try c.fetch(try Self.titled("renamed")).isEmpty)
+        c.undoManager?.undo()
+        #expect(try c.fetch(try Self.titled("renamed")).first === new, "after undoing the delete")
+        c.undoManager?.undo()       // the two renames, one group each
+        c.undoManager?.undo()
+        #expect(try c.fetch(try Self.titled("fresh")).first === new, "after undoing the rename")
+        #expect(try c.fetch(try Self.titled("book 4")).first === stored)
+
+        // A stored object changed in another context: the merge brings its title here too.
+        let other = Context(store: c.store)
+        let five = try #require(try other.fetch(try Self.titled("book 5")).first)
+        let mine = try #require(try c.fetch(try Self.titled("book 5")).first)
+        mine.pages = 500
+        #expect(try c.fetch(try Self.titled("book 5")).first === mine)
+        five.title = "book 5 elsewhere"
+        try other.save()
+        c.refresh(mine, mergeChanges: true)
+        #expect(try c.fetch(try Self.titled("book 5")).isEmpty, "after the merge")
+        #expect(try c.fetch(try Self.titled("book 5 elsewhere")).first === mine)
+
+        c.rollback()
+        #expect(try c.fetch(try Self.titled("fresh")).isEmpty, "after rollback")
+        #expect(try c.fetch(try Self.titled("book 4")).first === stored)
     }
 
     @Test func objectsBroughtBackFromDeletionAreFoundAgain() throws {

@@ -50,17 +50,23 @@ final class DocStoreNotes: NotesSubject {
         for f in folders { try context.insert(f) }
         for t in tags { try context.insert(t) }
         for n in data.notes {
-            let note = Note()
-            note.title = n.title
-            note.body = n.body
-            note.createdAt = n.createdAt
-            note.updatedAt = n.updatedAt
-            note.isRead = n.isRead
+            let note = Self.note(n)
             try context.insert(note)
             note.folder = folders[n.folder - 1]
             note.tags = [tags[n.tags[0] - 1], tags[n.tags[1] - 1]]
         }
         try context.save()
+    }
+
+    /// A new note with `n`'s attributes (not yet inserted or related).
+    static func note(_ n: NoteData) -> Note {
+        let note = Note()
+        note.title = n.title
+        note.body = n.body
+        note.createdAt = n.createdAt
+        note.updatedAt = n.updatedAt
+        note.isRead = n.isRead
+        return note
     }
 
     func note(_ id: Int, in context: Context) throws -> Note? {
@@ -122,6 +128,23 @@ final class DocStoreNotes: NotesSubject {
         }
         try context.save()
         return deleted
+    }
+
+    func findOrCreate(_ notes: ArraySlice<NoteData>, firstNewID: Int64) throws -> Int {
+        let context = Context(store: store)
+        var inserted = 0
+        for n in notes {
+            for _ in 0..<2 {
+                let request = FetchRequest<Note>(predicate: try QueryPredicate(format: "createdAt == %@", n.createdAt), fetchLimit: 1)
+                guard try context.fetch(request).isEmpty else { continue }
+                let note = Self.note(n)
+                try context.insert(note)
+                note.folder = try context.object(with: store.objectID(forEntityName: "Folder", number: UInt64(n.folder))) as? Folder
+                inserted += 1
+            }
+        }
+        try context.save()
+        return inserted
     }
 
     /// The request a query workload runs, for query number `i` (format strings, parsed each

@@ -83,11 +83,15 @@ final class GRDBNotes: NotesSubject {
         for (i, name) in data.tagNames.enumerated() { try TagRecord(id: Int64(i + 1), name: name).insert(db) }
     }
 
+    static func record(_ n: NoteData, id: Int64) -> NoteRecord {
+        NoteRecord(id: id, title: n.title, body: n.body, createdAt: n.createdAt, updatedAt: n.updatedAt,
+                   isRead: n.isRead, folderId: Int64(n.folder))
+    }
+
     static func insertNotes(_ data: NotesData, _ db: Database) throws {
         for (i, n) in data.notes.enumerated() {
             let id = Int64(i + 1)
-            try NoteRecord(id: id, title: n.title, body: n.body, createdAt: n.createdAt, updatedAt: n.updatedAt,
-                           isRead: n.isRead, folderId: Int64(n.folder)).insert(db)
+            try record(n, id: id).insert(db)
             for t in n.tags { try NoteTagRecord(noteId: id, tagId: Int64(t)).insert(db) }
         }
     }
@@ -141,6 +145,20 @@ final class GRDBNotes: NotesSubject {
                 deleted += 1
             }
             return deleted
+        }
+    }
+
+    func findOrCreate(_ notes: ArraySlice<NoteData>, firstNewID: Int64) throws -> Int {
+        try pool.write { db in
+            var inserted = 0
+            for n in notes {
+                for _ in 0..<2 {
+                    guard try NoteRecord.filter(Column("createdAt") == n.createdAt).fetchOne(db) == nil else { continue }
+                    try Self.record(n, id: firstNewID + Int64(inserted)).insert(db)
+                    inserted += 1
+                }
+            }
+            return inserted
         }
     }
 

@@ -111,6 +111,10 @@ protocol NotesSubject: AnyObject {
     /// Finds each note by its creation date and deletes it with its links, one at a time, in
     /// one transaction (what an import or a sync does); returns how many it deleted.
     func findAndDelete(_ dates: [Date]) throws -> Int
+    /// For each note, twice in a row: finds a note with its creation date and, if there is
+    /// none, inserts it in its folder — one transaction (an import that finds or creates);
+    /// returns how many it inserted. Subjects that choose IDs number them from `firstNewID`.
+    func findOrCreate(_ notes: ArraySlice<NoteData>, firstNewID: Int64) throws -> Int
     /// Runs one query workload (`Workload.query…`, see NotesData.queryLabels); returns the
     /// number of notes it returned (or counted), which every subject must agree on.
     func query(_ workload: Workload, _ data: NotesData) throws -> Int

@@ -85,6 +85,7 @@ func runObjectBenchmark(_ arguments: [String]) throws -> Int32 {
     } + [
         (.delete, "delete \(sizes.deletes) notes with their links, one save", sizes.deletes),
         (.findAndDelete, "find \(sizes.deletes) notes one at a time by date and delete each, one save", sizes.deletes),
+        (.findOrCreate, "find-or-create \(sizes.deletes) notes by date, each asked twice, one save", sizes.deletes),
     ]
     print("")
     print("### DocStore object benchmark: the notes model")

@@ -98,21 +98,27 @@ final class SQLiteNotes: NotesSubject {
         }
     }
 
+    /// Binds a note's columns to an `INSERT INTO note(id, title, body, createdAt, updatedAt,
+    /// isRead, folderId)`.
+    static func bind(_ n: NoteData, id: Int64, to note: OpaquePointer) {
+        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+        sqlite3_bind_int64(note, 1, id)
+        sqlite3_bind_text(note, 2, n.title, -1, transient)
+        sqlite3_bind_text(note, 3, n.body, -1, transient)
+        sqlite3_bind_double(note, 4, n.createdAt.timeIntervalSinceReferenceDate)
+        sqlite3_bind_double(note, 5, n.updatedAt.timeIntervalSinceReferenceDate)
+        sqlite3_bind_int(note, 6, n.isRead ? 1 : 0)
+        sqlite3_bind_int64(note, 7, Int64(n.folder))
+    }
+
     /// Every note with its tag links, inside the caller's transaction.
     func insertNotes(_ data: NotesData) throws {
         let note = try prepare("INSERT INTO note(id, title, body, createdAt, updatedAt, isRead, folderId) VALUES(?, ?, ?, ?, ?, ?, ?)")
         let link = try prepare("INSERT INTO noteTag(noteId, tagId) VALUES(?, ?)")
         defer { for s in [note, link] { sqlite3_finalize(s) } }
-        let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
         for (i, n) in data.notes.enumerated() {
             let id = Int64(i + 1)
-            sqlite3_bind_int64(note, 1, id)
-            sqlite3_bind_text(note, 2, n.title, -1, transient)
-            sqlite3_bind_text(note, 3, n.body, -1, transient)
-            sqlite3_bind_double(note, 4, n.createdAt.timeIntervalSinceReferenceDate)
-            sqlite3_bind_double(note, 5, n.updatedAt.timeIntervalSinceReferenceDate)
-            sqlite3_bind_int(note, 6, n.isRead ? 1 : 0)
-            sqlite3_bind_int64(note, 7, Int64(n.folder))
+            Self.bind(n, id: id, to: note)
             try step(note)
             for t in n.tags {
                 sqlite3_bind_int64(link, 1, id); sqlite3_bind_int64(link, 2, Int64(t)); try step(link)
@@ -193,6 +199,27 @@ final class SQLiteNotes: NotesSubject {
         }
         try exec("COMMIT")
         return deleted
+    }
+
+    func findOrCreate(_ notes: ArraySlice<NoteData>, firstNewID: Int64) throws -> Int {
+        try exec("BEGIN")
+        let find = try prepare("SELECT id FROM note WHERE createdAt = ? LIMIT 1")
+        let insert = try prepare("INSERT INTO note(id, title, body, createdAt, updatedAt, isRead, folderId) VALUES(?, ?, ?, ?, ?, ?, ?)")
+        defer { sqlite3_finalize(find); sqlite3_finalize(insert) }
+        var inserted = 0
+        for n in notes {
+            for _ in 0..<2 {
+                sqlite3_bind_double(find, 1, n.createdAt.timeIntervalSinceReferenceDate)
+                let found = sqlite3_step(find) == SQLITE_ROW
+                sqlite3_reset(find)
+                if found { continue }
+                Self.bind(n, id: firstNewID + Int64(inserted), to: insert)
+                try step(insert)
+                inserted += 1
+            }
+        }
+        try exec("COMMIT")
+        return inserted
     }
 
     func query(_ workload: Workload, _ data: NotesData) throws -> Int {

@@ -11,6 +11,8 @@
 //   findAndDelete  the other N/2 notes, each found by its (unique, indexed) creation date and
 //                deleted, one at a time, one transaction (a context with 50 000 deletions
 //                pending must still find the next note at the cost of one lookup)
+//   findOrCreate N/2 notes, each looked up by creation date twice in a row and inserted when
+//                not found (the second lookup finds the first's unsaved insert), one transaction
 // The child prints `seconds=… check=… peak=…`: the workload's time, a count that must be the
 // same for every subject (so none does less work), and its peak memory above what the process
 // held when the workload began.
@@ -29,7 +31,7 @@ struct BenchmarkFailure: Error, CustomStringConvertible {
 enum Workload: String, CaseIterable {
     case insert, fetchByID, fetchAll, folderNotes, tagNotes, faults
     case queryEqual, queryRange, queryFirstPage, queryFolderPage, queryTag, queryCount, queryContains
-    case delete, findAndDelete
+    case delete, findAndDelete, findOrCreate
 
     var isQuery: Bool { rawValue.hasPrefix("query") }
 }
@@ -76,6 +78,7 @@ func childWorkload(_ args: [String]) -> Int32 {
         case .tagNotes: seconds = try timed { check = try subject.tagNotes(data.sizes.tags) }
         case .delete: seconds = try timed { try subject.delete(data.deleteIDs) }
         case .findAndDelete: seconds = try timed { check = try subject.findAndDelete(data.findDeleteDates) }
+        case .findOrCreate: seconds = try timed { check = try subject.findOrCreate(data.notes.prefix(data.sizes.deletes), firstNewID: Int64(data.sizes.notes + 1)) }
         case .queryEqual, .queryRange, .queryFirstPage, .queryFolderPage, .queryTag, .queryCount, .queryContains:
             seconds = try timed { check = try subject.query(workload, data) }
             if let docstore = subject as? DocStoreNotes, let entries = try docstore.entriesRead(workload, data) {

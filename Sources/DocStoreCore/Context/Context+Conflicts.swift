@@ -220,6 +220,7 @@ extension Context {
         }
         o.values = result
         o.rowVersion = rowVersion
+        changed.noteValuesMayChange(o.key)
     }
 
     /// Drops `o` from the context and from the pending halves of its links (an object

@@ -11,7 +11,10 @@ extension Context {
     /// changes (an attribute or to-one): then its values are loaded and kept as saved first. A
     /// change to a to-many relationship alone does not load the object.
     func willChange(_ object: ManagedObject, record: Bool = true) throws(DocStoreError) {
-        if record { try fulfill(object) }
+        if record {
+            try fulfill(object)
+            changed.noteValuesMayChange(object.key)    // its value index entries, if any
+        }
         if observesChanges { noteChange(object.key) }
         if journal != nil { recordState(object, in: &journal) }
         if undo?.open != nil { recordForUndo(object) }

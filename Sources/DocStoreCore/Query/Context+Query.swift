@@ -142,7 +142,7 @@ extension Context {
     /// index entries, records, and how many objects matched — SQL's EXPLAIN ANALYZE.
     public func explain<T: ManagedObject>(_ request: FetchRequest<T>, analyze: Bool = false) throws(DocStoreError) -> String {
         let (plan, evaluator) = try prepare(request)
-        let pending = request.includesPendingChanges ? try pendingObjects(of: plan.kinds).live.count : nil
+        let pending = request.includesPendingChanges ? try pendingObjects(of: plan.kinds, source: plan.source).live.count : nil
         var text = plan.explanation(limit: request.fetchLimit, offset: request.fetchOffset, pendingCandidates: pending)
         if analyze {
             let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: false)
@@ -181,8 +181,17 @@ extension Context {
     /// and in a child context its ancestors' as this context sees them (CC3). `shadowed` says
     /// whether a stored row's key is one of these or of a deleted unsaved object: the store's
     /// values of it do not count.
-    private func pendingObjects(of kinds: Set<UInt32>) throws(DocStoreError) -> (live: [ManagedObject], shadowed: (UInt64) -> Bool) {
-        var out = changed.liveObjects(of: kinds)
+    /// With an equality on an indexed attribute as the source, only the unsaved objects that
+    /// hold one of its values are tested (looked up by the value's index encoding).
+    private func pendingObjects(of kinds: Set<UInt32>, source: QuerySource? = nil) throws(DocStoreError) -> (live: [ManagedObject], shadowed: (UInt64) -> Bool) {
+        var out: [ManagedObject]
+        if case .index(let p, let ranges)? = source, kinds.count == 1, let kind = kinds.first, !ranges.isEmpty,
+           ranges.allSatisfy({ $0.isPoint && $0.lower != nil }) {
+            for object in changed.objectsToEncode(kind: kind, slot: p.slot) { try fulfill(object) }
+            out = changed.liveObjects(of: kind, slot: p.slot, encodedAs: ranges.compactMap(\.lower))
+        } else {
+            out = changed.liveObjects(of: kinds)
+        }
         guard let parent else { return (out, { [changed] in changed[$0] != nil }) }
         let mirrored = parent.pendingKeys(of: kinds)
         for key in mirrored where changed[key] == nil {
@@ -215,7 +224,7 @@ extension Context {
         var inSortOrder = false
         let limit = windowed ? request.fetchLimit : 0
         let offset = windowed ? request.fetchOffset : 0
-        let (pending, shadowed) = evaluator.includesPendingChanges ? try pendingObjects(of: plan.kinds) : ([], { _ in false })
+        let (pending, shadowed) = evaluator.includesPendingChanges ? try pendingObjects(of: plan.kinds, source: plan.source) : ([], { _ in false })
         let noPending = !evaluator.includesPendingChanges || (parent == nil && !changed.containsAny(of: plan.kinds))
         var rows: [QueryRow] = []
 

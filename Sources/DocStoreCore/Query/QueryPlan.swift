@@ -31,6 +31,9 @@ struct IndexRange: Hashable {
     var upperInclusive = true
     /// What it means, for explain.
     var text: String
+    /// An equality: every entry in it holds the value whose encoding is `lower` (or none does),
+    /// so unsaved objects can be looked up by that encoding (ChangedObjects).
+    var isPoint = false
 
     /// Whether an entry key is past the upper bound.
     func isAbove(_ key: [UInt8]) -> Bool {

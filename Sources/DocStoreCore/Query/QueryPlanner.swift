@@ -318,6 +318,9 @@ enum QueryPlanner {
     /// bound (an exclusive bound wins a tie; a prefix bound is kept as it is).
     static func intersect(_ a: IndexRange, _ b: IndexRange) -> IndexRange {
         var r = IndexRange(text: "\(a.text) and \(b.text)")
+        // Within an equality: its value, or nothing when the other range leaves it out (then
+        // the lower bound is another value, which no match holds).
+        r.isPoint = a.isPoint || b.isPoint
         switch (a.lower, b.lower) {
         case (nil, _): (r.lower, r.lowerInclusive) = (b.lower, b.lowerInclusive)
         case (_, nil): (r.lower, r.lowerInclusive) = (a.lower, a.lowerInclusive)
@@ -391,14 +394,14 @@ enum QueryPlanner {
         switch c.op {
         case .equal:
             guard let b = bound(c.rhs) else { return nil }
-            return ([IndexRange(lower: b, upper: b, text: "== \(c.rhs)")], 1, true)
+            return ([IndexRange(lower: b, upper: b, text: "== \(c.rhs)", isPoint: true)], 1, true)
         case .in:
             guard case .list(let items) = c.rhs else { return nil }
             var ranges: [IndexRange] = []
             var seen = Set<[UInt8]>()
             for item in items {
                 guard let b = bound(item) else { return nil }
-                if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, text: "== \(item)")) }
+                if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, text: "== \(item)", isPoint: true)) }
             }
             ranges.sort { compareBytes($0.lower ?? [], $1.lower ?? []) < 0 }
             return (ranges, 2, true)
