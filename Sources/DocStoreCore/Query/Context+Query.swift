@@ -186,7 +186,8 @@ extension Context {
     private func pendingObjects(of kinds: Set<UInt32>, source: QuerySource? = nil) throws(DocStoreError) -> (live: [ManagedObject], shadowed: (UInt64) -> Bool) {
         var out: [ManagedObject]
         if case .index(let p, let ranges)? = source, kinds.count == 1, let kind = kinds.first, !ranges.isEmpty,
-           ranges.allSatisfy({ $0.isPoint && $0.lower != nil }) {
+           ranges.allSatisfy({ $0.isPoint && $0.lower != nil }),
+           let properties = store.model.entity(id: kind)?.properties, p.slot < properties.count, properties[p.slot].name == p.name {
             for object in changed.objectsToEncode(kind: kind, slot: p.slot) { try fulfill(object) }
             out = changed.liveObjects(of: kind, slot: p.slot, encodedAs: ranges.compactMap(\.lower))
         } else {
