@@ -94,7 +94,8 @@ let package = Package(
             "DocStore", "DocStoreCore", "DocStoreSync", "DocStoreSyncWire", "DocStoreServer", "DocStoreTestSupport",
             "DocStoreSyncTestModels",
         ]),
-        .testTarget(name: "DocStoreStressTests", dependencies: ["DocStore", "DocStoreCore", "DocStoreTestSupport"]),
+        // The concurrency stress suite is a package of its own (Stress/), run under the thread
+        // sanitizer by scripts/test.sh.
         .testTarget(
             name: "DocStoreMacrosTests",
             dependencies: [

@@ -16,14 +16,20 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-suites="DocStoreEngineTests|CrashPointTests|IOErrorTests|CorruptionTests|DocStoreTests|DocStoreStressTests"
+suites="DocStoreEngineTests|CrashPointTests|IOErrorTests|CorruptionTests|DocStoreTests"
+# The concurrency stress suite is its own package (Stress/), run under each sanitizer too.
 which=${1:-both}
 if [ "$which" = both ] || [ "$which" = address ]; then
   swift build --build-tests --sanitize=address --build-path .build-asan
   ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
     swift test --skip-build --sanitize=address --build-path .build-asan --filter "$suites"
+  swift build --build-tests --sanitize=address --package-path Stress --build-path Stress/.build-asan
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 LSAN_OPTIONS=suppressions=$PWD/scripts/lsan.supp \
+    swift test --skip-build --sanitize=address --package-path Stress --build-path Stress/.build-asan
 fi
 if [ "$which" = both ] || [ "$which" = thread ]; then
   swift build --build-tests --sanitize=thread --build-path .build-tsan
   TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --sanitize=thread --build-path .build-tsan --filter "$suites"
+  swift build --build-tests --sanitize=thread --package-path Stress --build-path Stress/.build-tsan
+  TSAN_OPTIONS=halt_on_error=1 swift test --skip-build --sanitize=thread --package-path Stress --build-path Stress/.build-tsan
 fi
