@@ -171,6 +171,17 @@ import Testing
         return try context.fetch(SyncModels.Task.self).first?.project?.name
     }
 
+    /// `deleter` deletes project f; after rounds a, b, c, a every device's task is in
+    /// `expected` and the replicas are equal.
+    func deleteProjectF(on deleter: Device, thenExpect expected: String?, _ devices: [Device]) async throws {
+        try deleter.context.delete(try #require(try deleter.context.fetch(SyncModels.Project.self).first { $0.name == "f" }))
+        try deleter.context.save()
+        for device in [devices[0], devices[1], devices[2], devices[0]] { try await device.sync.syncNow() }
+        for device in devices { #expect(try project(of: device) == expected, "\(device.name)") }
+        #expect(try await devices[0].snapshot() == (try await devices[1].snapshot()))
+        #expect(try await devices[0].snapshot() == (try await devices[2].snapshot()))
+    }
+
     func move(on device: Device, to name: String) throws {
         let task = try #require(try device.context.fetch(SyncModels.Task.self).first)
         task.project = try device.context.fetch(SyncModels.Project.self).first { $0.name == name }
@@ -183,15 +194,10 @@ import Testing
     @Test func aMoveOntoAnObjectDeletedHereIsNilHereToo() async throws {
         defer { server.stop() }
         let devices = try await projectsOnThreeDevices()
-        let (a, b, c) = (devices[0], devices[1], devices[2])
+        let (a, c) = (devices[0], devices[2])
         try move(on: c, to: "f")
         try await c.sync.syncNow()
-        try a.context.delete(try #require(try a.context.fetch(SyncModels.Project.self).first { $0.name == "f" }))
-        try a.context.save()
-        for device in [a, b, c, a] { try await device.sync.syncNow() }
-        for device in devices { #expect(try project(of: device) == nil, "\(device.name)") }
-        #expect(try await a.snapshot() == (try await b.snapshot()))
-        #expect(try await a.snapshot() == (try await c.snapshot()))
+        try await deleteProjectF(on: a, thenExpect: nil, devices)
     }
 
     /// M5 keeps the reference's own clock: b saw c's move to f and, offline, moved the task on
@@ -206,12 +212,7 @@ import Testing
         try await b.sync.syncNow()
         try move(on: b, to: "x")
         try await Task.sleep(for: .milliseconds(100))
-        try a.context.delete(try #require(try a.context.fetch(SyncModels.Project.self).first { $0.name == "f" }))
-        try a.context.save()
-        for device in [a, b, c, a] { try await device.sync.syncNow() }
-        for device in devices { #expect(try project(of: device) == "x", "\(device.name)") }
-        #expect(try await a.snapshot() == (try await b.snapshot()))
-        #expect(try await a.snapshot() == (try await c.snapshot()))
+        try await deleteProjectF(on: a, thenExpect: "x", devices)
     }
 
     /// Accounts that deny their delete while they have invoices; an invoice must have an

@@ -9,7 +9,7 @@
 //   says so through those two; setting an object again re-reads its flag.
 // - `counts[kind]` is how many objects here are of that kind, deleted ones included.
 // - A value index (kind, slot) maps, for every live object of the kind, the slot's value as its
-//   index encodes it (Context.indexKey) to the object's key. It is made the first time a fetch
+//   index encodes it (Context.indexValue) to the object's key. It is made the first time a fetch
 //   looks up by that attribute and kept current lazily: a key whose values may have changed —
 //   set, removed, deleted, undeleted, or told through `noteValuesMayChange` (every attribute or
 //   to-one write calls `willChange` first, which tells) — is `stale` for its kind's indexes and
@@ -17,8 +17,6 @@
 // So a fetch costs what the unsaved objects it could return cost, not what the context holds:
 // fetching and deleting 50 000 objects one at a time in one context is linear, not quadratic,
 // and so is finding-or-creating 50 000 objects by an indexed attribute.
-
-internal import DocStoreEngine
 
 /// The changed objects of a context, by primary key (Context.swift's `changed`).
 struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
@@ -29,13 +27,13 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     private var valueIndexes: [ValueIndexKey: ValueIndex] = [:]
     /// The slots of each kind that have a value index.
     private var indexedSlots: [UInt32: [Int]] = [:]
+    /// Per kind with value indexes: the keys to re-encode before a lookup.
+    private var stale: [UInt32: Set<UInt64>] = [:]
 
     struct ValueIndexKey: Hashable {
         let kind: UInt32
         let slot: Int
     }
-    /// Per kind with value indexes: the keys to re-encode before a lookup.
-    private var stale: [UInt32: Set<UInt64>] = [:]
 
     struct ValueIndex {
         var keysByValue: [[UInt8]: Set<UInt64>] = [:]
@@ -124,7 +122,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     mutating func liveObjects(of kind: UInt32, slot: Int, encodedAs points: [[UInt8]]) -> [ManagedObject] {
         func encoding(_ key: UInt64, _ slot: Int) -> [UInt8]? {
             guard let object = byKey[key], !object.isDeleted, slot < object.values.count else { return nil }
-            return Context.indexComponent(object.values[slot]).map { KeyEncoding.encode([$0]) }
+            return Context.indexValue(object.values[slot])
         }
         // Each index is taken out while it changes, so it is changed in place, never copied.
         if let keys = stale.removeValue(forKey: kind) {

@@ -350,10 +350,15 @@ extension Context {
 
     static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {
         if unique, value.isNull { return nil }
-        guard let component = indexComponent(value) else { return nil }
-        var out = KeyEncoding.encode([component])
+        guard var out = indexValue(value) else { return nil }
         if !unique { PrimaryKey.appendBytes(key, to: &out) }
         return out
+    }
+
+    /// A value as every index key of it begins (nil for a document): an equality's bound, and
+    /// what unsaved objects are looked up by (ChangedObjects).
+    static func indexValue(_ value: StoredValue) -> [UInt8]? {
+        indexComponent(value).map { KeyEncoding.encode([$0]) }
     }
 
     /// A value as an index holds it (Format/record.md § Index keys); nil for a document.

@@ -547,7 +547,7 @@ enum QueryPlanner {
             guard v.fits(a.type), !(v.isBool && a.type != .bool) else { return nil }
             converted = v
         }
-        return Context.indexKey(converted, unique: true, key: 0)
+        return Context.indexValue(converted)
     }
 
     /// The one-byte type tag every indexed value of the attribute starts with (so a range with
