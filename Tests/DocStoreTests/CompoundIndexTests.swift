@@ -169,7 +169,9 @@ import Testing
         let ranged = try checkAgainstOracle(c, try QueryPredicate(format: "stage == 'todo' AND priority >= 1 AND title BEGINSWITH 'card 1'"))
         #expect(ranged.contains("stage == \"todo\" and priority >= 1"), "\(ranged)")
         let prefix = try checkAgainstOracle(c, try QueryPredicate(format: "stage == 'done' AND priority == 0 AND title BEGINSWITH 'card 2'"))
-        #expect(prefix.contains("title BEGINSWITH \"card 2\"") && prefix.contains("answered by the index"), "\(prefix)")
+        // A prefix range bounds the candidates, but a byte prefix can end inside a character
+        // ("a\r" of "a\r\nb"), so each candidate is still tested.
+        #expect(prefix.contains("title BEGINSWITH \"card 2\"") && prefix.contains("tested on each candidate"), "\(prefix)")
         let toOne = try checkAgainstOracle(c, try QueryPredicate(format: "board == %@ AND due < %@", b, Date(timeIntervalSinceReferenceDate: 5 * 3600)))
         #expect(toOne.contains("Card(board, due), board == ") && toOne.contains("and due < "), "\(toOne)")
         let noBoard = try checkAgainstOracle(c, try QueryPredicate(format: "board == nil"))

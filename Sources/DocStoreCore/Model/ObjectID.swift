@@ -66,6 +66,14 @@ enum PrimaryKey {
         withUnsafeBytes(of: key.bigEndian) { out.append(contentsOf: $0) }
     }
 
+    /// The key from 8 big-endian bytes in place (a tree key in its page); nil if too short.
+    static func read(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        guard bytes.count >= 8 else { return nil }
+        var v: UInt64 = 0
+        for i in 0..<8 { v = v << 8 | UInt64(bytes[i]) }
+        return v
+    }
+
     /// The key from 8 big-endian bytes at `offset`; nil if too short.
     static func read(_ bytes: [UInt8], at offset: Int = 0) -> UInt64? {
         guard bytes.count >= offset + 8 else { return nil }

@@ -245,41 +245,49 @@ extension Context {
             return noPending || !shadowed(key)
         }
 
-        // Per entity: its field table with only the fields the plan reads (the rest skipped);
-        // the last entity is kept at hand, as candidates mostly share one.
-        var partialTables: [UInt32: (table: [Int], slots: [Bool])] = [:]
-        var lastEntity: (id: UInt32, entity: EntityInfo, partial: (table: [Int], slots: [Bool])?)?
-        func entity(of key: UInt64) -> (entity: EntityInfo, partial: (table: [Int], slots: [Bool])?)? {
-            let id = PrimaryKey.entity(of: key)
-            if let last = lastEntity, last.id == id { return (last.entity, last.partial) }
-            guard let entity = store.model.entity(id: id) else { return nil }
-            var partial: (table: [Int], slots: [Bool])?
-            // Nothing to test and whole records wanted: decode once, whole, not first in part.
-            if let names = plan.rootProperties, !(names.isEmpty && wholeRecords) {
-                if let known = partialTables[id] {
-                    partial = known
-                } else {
-                    let table = entity.slotForField.map { slot in slot >= 0 && names.contains(entity.properties[slot].name) ? slot : -1 }
-                    var slots = [Bool](repeating: false, count: entity.properties.count)
-                    for slot in table where slot >= 0 { slots[slot] = true }
-                    partial = (table, slots)
-                    partialTables[id] = partial
-                }
-            }
-            lastEntity = (id, entity, partial)
-            return (entity, partial)
-        }
-
         // The common predicate shape, compiled to slots (QuerySlotFilter); else the evaluator.
         let slotFilter = plan.predicate.flatMap { QuerySlotFilter($0, entity: plan.entity) }
+        // Per entity: how its candidates are read (CandidateReading); the last entity is kept
+        // at hand, as candidates mostly share one.
+        var perEntity: [UInt32: CandidateReading] = [:]
+        var lastEntity: CandidateReading?
+        func entity(of key: UInt64) -> CandidateReading? {
+            let id = PrimaryKey.entity(of: key)
+            if let lastEntity, lastEntity.entity.id == id { return lastEntity }
+            if let known = perEntity[id] {
+                lastEntity = known
+                return known
+            }
+            guard let entity = store.model.entity(id: id) else { return nil }
+            // F5's anchor compares decoded sort values: with an anchor, decode first.
+            let reading = CandidateReading(entity, plan, wholeRecords: wholeRecords, filter: anchor == nil ? slotFilter : nil, evaluator)
+            perEntity[id] = reading
+            lastEntity = reading
+            return reading
+        }
         // One decode buffer for every candidate: only a kept match copies it.
         var scratch: [StoredValue] = []
         var scratchEntity = UInt32.max
 
         /// Tests one stored candidate (F1).
         func consider(_ key: UInt64, bytes record: UnsafeRawBufferPointer) throws(DocStoreError) {
-            guard isWanted(key), let (entity, partial) = entity(of: key) else { return }
+            guard isWanted(key), let reading = entity(of: key) else { return }
+            let entity = reading.entity, partial = reading.partial
             evaluator.recordsRead += 1
+            if let filter = reading.filter {
+                // Decided on the bytes; a match is decoded only when it is kept.
+                guard try filter.matches(record, key: key) else { return }
+                if countOnly {
+                    tally += 1
+                    return
+                }
+                var values = entity.defaults
+                let rowVersion = try RecordCoding.decode(record, key: key, into: &values,
+                                                         slotForField: wholeRecords ? entity.slotForField : partial?.table ?? entity.slotForField,
+                                                         partial: !wholeRecords && partial != nil)
+                rows.append(QueryRow(key: key, values: values, rowVersion: rowVersion))
+                return
+            }
             if let partial, scratchEntity == entity.id {
                 for (slot, decoded) in partial.slots.enumerated() where decoded { scratch[slot] = entity.defaults[slot] }
             } else {
@@ -314,9 +322,7 @@ extension Context {
             try readStore { txn in
                 for id in plan.kinds.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
-                    try txn.forEachRecord(of: kind) { key, bytes in
-                        try RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in try consider(key, bytes: raw) }
-                    }
+                    try txn.forEachRecordInPlace(of: kind) { key, raw in try consider(key, bytes: raw) }
                 }
             }
         case .index where plan.indexOrder != nil && ordered, .compound where plan.indexOrder != nil && ordered:
@@ -337,13 +343,13 @@ extension Context {
                     var stop = false
                     try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
                         // Past the window, read on only through the ties of its last value.
-                        if let boundary { if try reader.sortValue(entryKey) != boundary { stop = true; return false } }
+                        if let boundary { if try reader.sortValue(Array(entryKey)) != boundary { stop = true; return false } }
                         if keysOnly && plan.predicate == nil && anchor == nil {
                             if isWanted(key) { rows.append(QueryRow(key: key, values: nil, rowVersion: 0)) }   // F6
-                        } else if isWanted(key), let (entity, _) = entity(of: key) {
-                            _ = try lookup.withRecord(key, entity) { raw in try consider(key, bytes: raw) }
+                        } else if isWanted(key), let reading = entity(of: key) {
+                            _ = try lookup.withRecord(key, reading.entity) { raw in try consider(key, bytes: raw) }
                         }
-                        if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(entryKey) }
+                        if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(Array(entryKey)) }
                         return true
                     }
                     if stop { break }
@@ -364,8 +370,8 @@ extension Context {
             try readStore { txn in
                 var lookup = RecordLookup(txn)
                 for key in keys {
-                    guard let (entity, _) = entity(of: key) else { continue }
-                    _ = try lookup.withRecord(key, entity) { raw in try consider(key, bytes: raw) }
+                    guard let reading = entity(of: key) else { continue }
+                    _ = try lookup.withRecord(key, reading.entity) { raw in try consider(key, bytes: raw) }
                 }
             }
         }
@@ -568,45 +574,49 @@ extension Context {
     }
 
     /// Walks the entries of an index range, in key order or backwards, calling `body` with each
-    /// entry's key and the object's primary key until it returns false.
+    /// entry's key (in place in its page: valid only inside `body`) and the object's primary key
+    /// until it returns false.
     func walk(_ range: IndexRange, of reader: IndexReader, descending: Bool, _ txn: Transaction, counting counter: QueryEvaluator? = nil,
-              _ body: ([UInt8], UInt64) throws -> Bool) throws {
+              _ body: (UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
         let tree = reader.tree
         guard try txn.treeExists(tree) else { return }
         var cursor = try txn.cursor(in: tree)
-        var entry: (key: [UInt8], value: [UInt8])?
+        var more: Bool
         if descending {
             if let upper = range.upper {
                 let end = range.upperInclusive ? KeyEncoding.prefixEnd(upper) : upper
                 if let end {
-                    entry = try cursor.seek(atOrBefore: end)
-                    if let e = entry, compareBytes(e.key, end) >= 0 { entry = try cursor.previous() }
+                    let found = try cursor.seek(atOrBefore: end)
+                    more = found != nil
+                    if let e = found, compareBytes(e.key, end) >= 0 { more = try cursor.previous() != nil }
                 } else {
-                    entry = try cursor.last()
+                    more = try cursor.last() != nil
                 }
             } else {
-                entry = try cursor.last()
+                more = try cursor.last() != nil
             }
         } else {
-            entry = if let lower = range.lower { try cursor.seek(to: lower) } else { try cursor.first() }
+            more = if let lower = range.lower { try cursor.move(to: lower) } else { try cursor.first() != nil }
         }
-        while let (k, v) = entry {
-            if descending {
-                if range.isBelow(k) { return }
-            } else {
-                if range.isAbove(k) { return }
-                if range.isBelow(k) {   // an exclusive lower bound: skip its own value
-                    entry = try cursor.next()
-                    continue
+        while more {
+            // .stop ends the walk, .skip moves on, .next visits the entry then moves on.
+            let step = try cursor.withCurrent { (k, v) throws -> Bool? in
+                if descending {
+                    if range.isBelow(k) { return nil }
+                } else {
+                    if range.isAbove(k) { return nil }
+                    if range.isBelow(k) { return true }   // an exclusive lower bound: skip its own value
                 }
+                let key = reader.primaryKeyInValue ? PrimaryKey.read(v)
+                    : k.count >= 8 ? PrimaryKey.read(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...])) : nil
+                guard let key else {
+                    throw DocStoreError(.corrupt, "an entry of index \(tree) does not hold a primary key", property: reader.propertyName)
+                }
+                counter?.entriesRead += 1
+                return try body(k, key) ? true : nil
             }
-            let key = reader.primaryKeyInValue ? PrimaryKey.read(v) : PrimaryKey.read(k, at: k.count - 8)
-            guard let key else {
-                throw DocStoreError(.corrupt, "an entry of index \(tree) does not hold a primary key", property: reader.propertyName)
-            }
-            counter?.entriesRead += 1
-            if try !body(k, key) { return }
-            entry = try descending ? cursor.previous() : cursor.next()
+            guard step == true else { return }
+            more = try descending ? cursor.previous() != nil : cursor.advance()
         }
     }
 }

@@ -20,6 +20,7 @@
 // after the fixed ones — is walked in sort order, and the walk stops once the window
 // (offset + limit) is full and the key value changes: O(limit) entries.
 
+import Foundation
 internal import DocStoreEngine
 
 /// A key range over an index's encoded values: the entries whose value part lies between the
@@ -36,14 +37,14 @@ struct IndexRange: Hashable {
     var isPoint = false
 
     /// Whether an entry key is past the upper bound.
-    func isAbove(_ key: [UInt8]) -> Bool {
+    func isAbove(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let upper else { return false }
         let c = compareBytes(key, upper)
         return upperInclusive ? (c > 0 && !key.starts(with: upper)) : c >= 0
     }
 
     /// Whether an entry key is below the lower bound.
-    func isBelow(_ key: [UInt8]) -> Bool {
+    func isBelow(_ key: UnsafeRawBufferPointer) -> Bool {
         guard let lower else { return false }
         if !lowerInclusive && key.starts(with: lower) { return true }
         return compareBytes(key, lower) < 0
@@ -52,7 +53,19 @@ struct IndexRange: Hashable {
 
 /// memcmp order of two keys: -1, 0 or 1 (a prefix first).
 func compareBytes(_ a: [UInt8], _ b: [UInt8]) -> Int {
-    a.lexicographicallyPrecedes(b) ? -1 : a == b ? 0 : 1
+    a.withUnsafeBytes { x in compareBytes(x, b) }
+}
+
+/// The same, for a key in place (an index entry in its page) against an array.
+func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
+    b.withUnsafeBytes { y in
+        let n = min(a.count, y.count)
+        if n > 0, let pa = a.baseAddress, let pb = y.baseAddress {
+            let c = memcmp(pa, pb, n)
+            if c != 0 { return c < 0 ? -1 : 1 }
+        }
+        return a.count < y.count ? -1 : a.count == y.count ? 0 : 1
+    }
 }
 
 /// How to read the entries of an index a source names: its tree, where an entry keeps the

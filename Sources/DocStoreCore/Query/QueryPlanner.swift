@@ -419,7 +419,9 @@ enum QueryPlanner {
             guard a.type == .string, case .constant(.string(let s)) = c.rhs,
                   var prefix = Context.indexKey(.string(s), unique: true, key: 0) else { return nil }
             prefix.removeLast(2)   // the string terminator 00 01: every extension of s starts with the rest
-            return ([IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")], 3, true)
+            // Not exact: a byte prefix can end inside a character ("a\r" of "a\r\nb", "q" of
+            // "q\u{301}"), which BEGINSWITH (by characters) does not match — candidates are tested.
+            return ([IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")], 3, false)
         default:
             return nil
         }

@@ -6,14 +6,18 @@
 // any other shape compiles to nil and the evaluator tests it.
 
 struct QuerySlotFilter {
-    private struct Test {
+    /// One comparison: the value in `slot` against a constant (or a list of them).
+    struct Comparison {
         let slot: Int
         let op: QueryOperator
         let rhs: QueryOperand
         let options: QueryStringOptions
     }
 
-    private let tests: [Test]
+    private let tests: [Comparison]
+
+    /// The comparisons, all of which a match passes.
+    var comparisons: [Comparison] { tests }
 
     /// The filter for `predicate` on objects of `entity` (and its sub-entities, whose slots for
     /// inherited properties are the same), or nil when the predicate has another shape.
@@ -24,7 +28,7 @@ struct QuerySlotFilter {
         case .comparison: conjuncts = [predicate]
         default: return nil
         }
-        var tests: [Test] = []
+        var tests: [Comparison] = []
         for q in conjuncts {
             guard case .comparison(let c) = q, c.quantifier == .direct,
                   case .keyPath(.evaluatedObject, let names) = c.lhs, names.count == 1,
@@ -44,7 +48,7 @@ struct QuerySlotFilter {
                 rhs = .collection(values)
             default: return nil
             }
-            tests.append(Test(slot: p.slot, op: c.op, rhs: rhs, options: c.options))
+            tests.append(Comparison(slot: p.slot, op: c.op, rhs: rhs, options: c.options))
         }
         self.tests = tests
     }

@@ -194,7 +194,7 @@ enum RecordCoding {
 
     /// A record's header (format, entity ID, schema version, row version), checked.
     @inline(__always)
-    private static func readHeader(_ reader: inout RecordReader) throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
+    static func readHeader(_ reader: inout RecordReader) throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
         let version = try reader.byte()
         guard version == formatVersion else {
             throw reader.corrupt("record format \(version) is not 1", at: 0)

@@ -11,6 +11,8 @@ struct RecordLookup {
     private let txn: Transaction
     private var tree = ""
     private var cursor: Cursor?
+    /// The key looked up, rewritten in place for each lookup (no array made per candidate).
+    private var keyBytes = [UInt8](repeating: 0, count: 8)
 
     init(_ txn: Transaction) { self.txn = txn }
 
@@ -22,6 +24,7 @@ struct RecordLookup {
             cursor = try txn.cursor(in: entity.recordsTree)
             tree = entity.recordsTree
         }
-        return try cursor?.withValue(forKey: PrimaryKey.bytes(key), body)
+        keyBytes.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
+        return try cursor?.withValue(forKey: keyBytes, body)
     }
 }

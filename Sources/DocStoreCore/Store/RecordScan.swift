@@ -17,3 +17,23 @@ extension Transaction {
         }
     }
 }
+
+extension Transaction {
+    /// Calls `body` with each record of `entity` in primary-key order, in place in its page (the
+    /// bytes are valid only inside `body`): a scan that tests records copies none of them.
+    func forEachRecordInPlace(of entity: EntityInfo, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
+        guard try treeExists(entity.recordsTree) else { return }
+        let end = PrimaryKey.make(entity: entity.id + 1, sequence: 0)
+        var cursor = try cursor(in: entity.recordsTree)
+        var more = try cursor.move(to: PrimaryKey.bytes(PrimaryKey.make(entity: entity.id, sequence: 0)))
+        while more {
+            let inRange = try cursor.withCurrent { (k, bytes) -> Bool in
+                guard let key = PrimaryKey.read(k), key < end else { return false }
+                try body(key, bytes)
+                return true
+            }
+            guard inRange == true else { return }
+            more = try cursor.advance()
+        }
+    }
+}

@@ -59,9 +59,16 @@ public struct Cursor {
     /// Moves to the first entry whose key is >= `key`.
     @discardableResult
     public mutating func seek(to key: [UInt8]) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        guard try move(to: key) else { return nil }
+        return try current()
+    }
+
+    /// Moves to the first entry whose key is >= `key` without reading it; whether there is one.
+    /// With `withCurrent` and `advance`, a scan visits entries in place, copying nothing.
+    public mutating func move(to key: [UInt8]) throws(EngineError) -> Bool {
         path.removeAll(keepingCapacity: true)
         leaf = nil
-        guard root != .none else { return nil }
+        guard root != .none else { return false }
         var page = try source.page(root)
         try withRawBytes(key) { (k) throws(EngineError) in
             while page.type == .branch {
@@ -74,7 +81,23 @@ public struct Cursor {
             leaf = page
             index = BTree.leafSearch(page, k).0
         }
-        return try skipEmpty(forward: true)
+        return try settle(forward: true)
+    }
+
+    /// Moves to the next entry without reading it; whether there is one.
+    public mutating func advance() throws(EngineError) -> Bool {
+        guard leaf != nil else { return false }
+        index += 1
+        return try settle(forward: true)
+    }
+
+    /// Calls `body` with the key and the value at the cursor, in place in their page (a value
+    /// stored outside its leaf — overflow pages, a blob — is read first); nil when the cursor
+    /// is at no entry. The bytes are valid only inside `body`.
+    public func withCurrent<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard let leaf, index >= 0, index < leaf.count else { return nil }
+        let key = leaf.leafKey(index)
+        return try BTree.withValue(of: leaf, at: index, in: source, blobs: blobs, file: file) { value in try body(key, value) }
     }
 
     /// Calls `body` with the value stored under exactly `key`, in place in its page when it is
@@ -96,7 +119,7 @@ public struct Cursor {
             }
         }
         if position == nil {
-            guard try seek(to: key) != nil, let l = leaf, index >= 0, index < l.count else { return nil }
+            guard try move(to: key), let l = leaf, index >= 0, index < l.count else { return nil }
             let equal = try withRawBytes(key) { (k) throws(EngineError) -> Bool in compareKeys(l.leafKey(index), k) == 0 }
             guard equal else { return nil }
             position = index
@@ -148,6 +171,12 @@ public struct Cursor {
 
     /// Steps over leaf boundaries until the index is inside a leaf, or the tree ends.
     private mutating func skipEmpty(forward: Bool) throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        guard try settle(forward: forward) else { return nil }
+        return try current()
+    }
+
+    /// Steps over leaf boundaries until the index is inside a leaf (true), or the tree ends.
+    private mutating func settle(forward: Bool) throws(EngineError) -> Bool {
         while let l = leaf, index < 0 || index >= l.count {
             // Climb to the nearest ancestor with a sibling in this direction.
             while let top = path.last, forward ? top.position >= top.page.count : top.position <= 0 {
@@ -155,12 +184,12 @@ public struct Cursor {
             }
             guard var top = path.popLast() else {
                 leaf = nil
-                return nil
+                return false
             }
             top.position += forward ? 1 : -1
             path.append(top)
             try descend(from: top.page.child(at: top.position), toLast: !forward)
         }
-        return try current()
+        return leaf != nil
     }
 }
