@@ -226,9 +226,38 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         let keys = (0..<2_000).map { _ in UInt32(rng.next() % 3_100) }
         try engine.read { txn in
             var cursor = try txn.cursor(in: "t")
-            for key in keys + keys.sorted() {
+            // Random order; ascending with gaps (the next leaf is tried before a descent);
+            // every key in order (the next entry is tried first); descending.
+            let every = Array(UInt32(0)..<3_100)
+            for key in keys + keys.sorted() + every + every.reversed() {
                 let inPlace = try cursor.withValue(forKey: k(key)) { Array($0) }
                 #expect(inPlace == (try txn.get(k(key), in: "t")), "key \(key)")
+            }
+        }
+    }
+
+    /// A scan in place (move, withCurrent, advance) visits exactly the entries `entries` lists,
+    /// from any start key.
+    @Test func anInPlaceScanVisitsWhatEntriesLists() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        let k = { (i: UInt32) in withUnsafeBytes(of: i.bigEndian, Array.init) }
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for i in stride(from: 0, to: 3_000, by: 3) {
+                try txn.put(i % 89 == 0 ? [UInt8](repeating: 5, count: 7_000) : bytes("v\(i)"), for: k(UInt32(i)), in: "t")
+            }
+        }
+        try engine.read { txn in
+            for start in [0, 1, 1_500, 2_998, 3_000] as [UInt32] {
+                var cursor = try txn.cursor(in: "t")
+                var seen: [(key: [UInt8], value: [UInt8])] = []
+                var more = try cursor.move(to: k(start))
+                while more {
+                    if let entry = try cursor.withCurrent({ (key, value) in (Array(key), Array(value)) }) { seen.append(entry) }
+                    more = try cursor.advance()
+                }
+                let expected = try txn.entries(in: "t", from: k(start), to: nil)
+                #expect(seen.map(\.key) == expected.map(\.key) && seen.map(\.value) == expected.map(\.value), "from \(start)")
             }
         }
     }

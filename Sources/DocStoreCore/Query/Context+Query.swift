@@ -272,7 +272,6 @@ extension Context {
         /// Tests one stored candidate (F1).
         func consider(_ key: UInt64, bytes record: UnsafeRawBufferPointer) throws(DocStoreError) {
             guard isWanted(key), let reading = entity(of: key) else { return }
-            let entity = reading.entity, partial = reading.partial
             evaluator.recordsRead += 1
             if let filter = reading.filter {
                 // Decided on the bytes; a match is decoded only when it is kept.
@@ -281,6 +280,7 @@ extension Context {
                     tally += 1
                     return
                 }
+                let entity = reading.entity, partial = reading.partial
                 var values = entity.defaults
                 let rowVersion = try RecordCoding.decode(record, key: key, into: &values,
                                                          slotForField: wholeRecords ? entity.slotForField : partial?.table ?? entity.slotForField,
@@ -288,6 +288,7 @@ extension Context {
                 rows.append(QueryRow(key: key, values: values, rowVersion: rowVersion))
                 return
             }
+            let entity = reading.entity, partial = reading.partial
             if let partial, scratchEntity == entity.id {
                 for (slot, decoded) in partial.slots.enumerated() where decoded { scratch[slot] = entity.defaults[slot] }
             } else {

@@ -44,6 +44,22 @@ final class EncodedRecordFilter {
             }
         }
 
+        /// The number or date a value with type tag `tag` holds, read from its payload; nil
+        /// (and nothing read) for other tags.
+        static func read(_ tag: UInt8, _ reader: inout RecordReader) throws(DocStoreError) -> Number? {
+            switch RecordTag(rawValue: tag) {
+            case .boolFalse: return .real(0)
+            case .boolTrue: return .real(1)
+            case .int:
+                let z = try reader.varint()
+                return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+            case .double: return .real(Double(bitPattern: try reader.fixed(UInt64.self)))
+            case .float: return .real(Double(Float(bitPattern: try reader.fixed(UInt32.self))))
+            case .date: return .date(Double(bitPattern: try reader.fixed(UInt64.self)))
+            default: return nil
+            }
+        }
+
         var real: Double? {
             switch self {
             case .int(let i): Double(i)
@@ -65,10 +81,15 @@ final class EncodedRecordFilter {
         }
     }
 
-    /// Field ID → index in `groups` (-1: the predicate does not read the field).
+    /// Field ID → group (-1: the predicate does not read the field); a group is the comparisons
+    /// of one field.
     private let groupForField: [Int]
-    /// The comparisons of each field the predicate reads.
-    private let groups: [[Test]]
+    /// Every comparison, a group's together: group g is `tests[groupStart[g]..<groupStart[g + 1]]`.
+    private let tests: [Test]
+    private let groupStart: [Int]
+    /// The same comparisons' operators and number constants, in trivial values: the hot loop
+    /// reads these without retaining anything.
+    private let quick: [(op: QueryOperator, number: Number?, fold: Bool)]
     /// Whether each group can compare an ASCII string as bytes (every test has `ascii`).
     private let groupsASCII: [Bool]
     /// Whether a record lacking the group's field (so holding the default) passes its tests.
@@ -112,7 +133,9 @@ final class EncodedRecordFilter {
         }
         groupsASCII = groups.map { tests in tests.allSatisfy { $0.ascii != nil } }
         self.groupForField = groupForField
-        self.groups = groups
+        tests = groups.flatMap { $0 }
+        groupStart = groups.reduce(into: [0]) { starts, g in starts.append(starts[starts.count - 1] + g.count) }
+        quick = tests.map { ($0.op, $0.number, $0.options.contains(.caseInsensitive)) }
         self.defaultPasses = defaultPasses
         self.evaluator = evaluator
     }
@@ -121,7 +144,8 @@ final class EncodedRecordFilter {
     func matches(_ bytes: UnsafeRawBufferPointer, key: UInt64) throws(DocStoreError) -> Bool {
         var reader = RecordReader(bytes: bytes, key: key)
         _ = try RecordCoding.readHeader(&reader)
-        let all: UInt64 = groups.count == 64 ? .max : (1 << UInt64(groups.count)) - 1
+        let count = groupStart.count - 1
+        let all: UInt64 = count == 64 ? .max : (1 << UInt64(count)) - 1
         var seen: UInt64 = 0
         var previous: UInt64? = nil
         while !reader.atEnd, seen != all {
@@ -135,7 +159,7 @@ final class EncodedRecordFilter {
             guard try passes(g, &reader) else { return false }
         }
         if seen != all {
-            for g in 0..<groups.count where seen & (1 << UInt64(g)) == 0 && !defaultPasses[g] { return false }
+            for g in 0..<count where seen & (1 << UInt64(g)) == 0 && !defaultPasses[g] { return false }
         }
         return true
     }
@@ -143,26 +167,30 @@ final class EncodedRecordFilter {
     /// Whether the value at the reader passes group `g`'s comparisons; the reader moves past it.
     private func passes(_ g: Int, _ reader: inout RecordReader) throws(DocStoreError) -> Bool {
         let start = reader.offset
-        if groupsASCII[g], try reader.byte() == RecordTag.string.rawValue {
+        let range = groupStart[g]..<groupStart[g + 1]
+        let tag = try reader.byte()
+        if tag == RecordTag.string.rawValue, groupsASCII[g] {
             let text = try reader.lengthPrefixed()
             if text.allSatisfy({ $0 > 0 && $0 < 0x80 }) {
-                for t in groups[g] {
-                    guard let constant = t.ascii,
-                          Self.compareASCII(text, t.op, constant, fold: t.options.contains(.caseInsensitive)) else { return false }
+                for i in range {
+                    guard let constant = tests[i].ascii, Self.compareASCII(text, quick[i].op, constant, fold: quick[i].fold) else { return false }
                 }
                 return true
             }
+        } else if let number = try Number.read(tag, &reader) {
+            var decided = true
+            for i in range {
+                guard let constant = quick[i].number, let passed = Self.compare(number, quick[i].op, constant) else {
+                    decided = false
+                    break
+                }
+                if !passed { return false }
+            }
+            if decided { return true }
         }
         reader.offset = start
         let value = try reader.value()
-        let number = Number(value)
-        for t in groups[g] {
-            if let number, let constant = t.number, let passed = Self.compare(number, t.op, constant) {
-                if !passed { return false }
-            } else if !(try evaluator.compareValue(value, t.op, t.rhs, t.options)) {
-                return false
-            }
-        }
+        for i in range where !(try evaluator.compareValue(value, tests[i].op, tests[i].rhs, tests[i].options)) { return false }
         return true
     }
 

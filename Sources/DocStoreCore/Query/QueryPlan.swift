@@ -61,8 +61,17 @@ func compareBytes(_ a: UnsafeRawBufferPointer, _ b: [UInt8]) -> Int {
     b.withUnsafeBytes { y in
         let n = min(a.count, y.count)
         if n > 0, let pa = a.baseAddress, let pb = y.baseAddress {
-            let c = memcmp(pa, pb, n)
-            if c != 0 { return c < 0 ? -1 : 1 }
+            // Index keys mostly differ early: bytes first, memcmp only past a long common start.
+            var i = 0
+            while i < n && i < 16 {
+                let (x, z) = (pa.load(fromByteOffset: i, as: UInt8.self), pb.load(fromByteOffset: i, as: UInt8.self))
+                if x != z { return x < z ? -1 : 1 }
+                i += 1
+            }
+            if n > i {
+                let c = memcmp(pa + i, pb + i, n - i)
+                if c != 0 { return c < 0 ? -1 : 1 }
+            }
         }
         return a.count < y.count ? -1 : a.count == y.count ? 0 : 1
     }

@@ -19,7 +19,7 @@ struct RecordLookup {
     /// Calls `body` with the stored record of `key` (an object of `entity`) in place, without
     /// copying it out of its page; nil when there is none.
     mutating func withRecord<R>(_ key: UInt64, _ entity: EntityInfo, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        if cursor == nil || tree != entity.recordsTree {
+        if tree != entity.recordsTree {   // (`tree` is "" until a cursor is made)
             guard try txn.treeExists(entity.recordsTree) else { return nil }
             cursor = try txn.cursor(in: entity.recordsTree)
             tree = entity.recordsTree

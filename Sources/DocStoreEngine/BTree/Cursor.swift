@@ -93,8 +93,9 @@ public struct Cursor {
 
     /// Calls `body` with the key and the value at the cursor, in place in their page (a value
     /// stored outside its leaf — overflow pages, a blob — is read first); nil when the cursor
-    /// is at no entry. The bytes are valid only inside `body`.
-    public func withCurrent<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
+    /// is at no entry. The bytes are valid only inside `body`. (Mutating only so that a call
+    /// borrows the cursor in place rather than copying it.)
+    public mutating func withCurrent<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
         guard let leaf, index >= 0, index < leaf.count else { return nil }
         let key = leaf.leafKey(index)
         return try BTree.withValue(of: leaf, at: index, in: source, blobs: blobs, file: file) { value in try body(key, value) }
@@ -102,23 +103,37 @@ public struct Cursor {
 
     /// Calls `body` with the value stored under exactly `key`, in place in its page when it is
     /// stored there (no copy); nil when there is none. The bytes are valid only inside `body`.
-    /// When `key` lies within the leaf the cursor is on, only that leaf is searched: looking up
-    /// ascending keys one after another costs a binary search in a leaf, not a descent from the
-    /// root.
+    /// When `key` lies within the leaf the cursor is on (or the next one), only that leaf is
+    /// searched: looking up ascending keys one after another costs a binary search in a leaf, or
+    /// a step to the next entry, not a descent from the root.
     public mutating func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
         var position: Int?
+        var searched = false
         if let l = leaf, l.count > 0 {
-            let hit = try withRawBytes(key) { (k) throws(EngineError) -> (Int, Bool)? in
-                guard compareKeys(l.leafKey(0), k) <= 0, compareKeys(l.leafKey(l.count - 1), k) >= 0 else { return nil }
-                return BTree.leafSearch(l, k)
+            let next = index + 1
+            let (hit, after) = try withRawBytes(key) { (k) throws(EngineError) -> ((Int, Bool)?, Bool) in
+                // The entry after the last one found first: candidates in key order often follow
+                // one another.
+                if next > 0, next < l.count, compareKeys(l.leafKey(next), k) == 0 { return ((next, true), false) }
+                return (Self.search(l, k), compareKeys(l.leafKey(l.count - 1), k) < 0)
             }
             if let (at, found) = hit {
+                searched = true
                 index = at
-                guard found else { return nil }
-                position = at
+                if found { position = at }
+            } else if after, !path.isEmpty {
+                // Past this leaf: the next leaf (through the path, no descent from the root) is
+                // where ascending lookups go on.
+                index = l.count
+                if try settle(forward: true), let n = leaf,
+                   let (at, found) = try withRawBytes(key, { (k) throws(EngineError) in Self.search(n, k) }) {
+                    searched = true
+                    index = at
+                    if found { position = at }
+                }
             }
         }
-        if position == nil {
+        if position == nil && !searched {
             guard try move(to: key), let l = leaf, index >= 0, index < l.count else { return nil }
             let equal = try withRawBytes(key) { (k) throws(EngineError) -> Bool in compareKeys(l.leafKey(index), k) == 0 }
             guard equal else { return nil }
@@ -126,6 +141,13 @@ public struct Cursor {
         }
         guard let l = leaf, let at = position else { return nil }
         return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
+    }
+
+    /// Where `k` is or would be in `leaf` (its index, and whether it is there), or nil when `k`
+    /// lies outside the leaf's first and last keys.
+    private static func search(_ leaf: Page, _ k: UnsafeRawBufferPointer) -> (Int, Bool)? {
+        guard leaf.count > 0, compareKeys(leaf.leafKey(0), k) <= 0, compareKeys(leaf.leafKey(leaf.count - 1), k) >= 0 else { return nil }
+        return BTree.leafSearch(leaf, k)
     }
 
     /// Moves to the last entry whose key is <= `key`.

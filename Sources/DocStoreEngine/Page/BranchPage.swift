@@ -60,8 +60,10 @@ extension Page {
         let x = UInt64(bigEndian: pa.loadUnaligned(as: UInt64.self))
         let y = UInt64(bigEndian: pb.loadUnaligned(as: UInt64.self))
         if x != y { return x < y ? -1 : 1 }
-        let c = memcmp(pa + 8, pb + 8, n - 8)
-        if c != 0 { return Int(c) }
+        if n > 8 {   // no call for eight-byte keys (primary keys) that are equal
+            let c = memcmp(pa + 8, pb + 8, n - 8)
+            if c != 0 { return Int(c) }
+        }
         return a.count - b.count
     }
     if n > 0, let pa = a.baseAddress, let pb = b.baseAddress {
