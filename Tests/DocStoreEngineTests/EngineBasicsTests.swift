@@ -212,16 +212,25 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
 
     /// withValue(forKey:) hands over exactly what get returns — in place for a value in its leaf,
     /// assembled for an overflow one — and nil for a missing key, in any order of lookups.
-    @Test func withValueMatchesGetForInlineAndOverflowValues() throws {
+    /// A store with tree "t" of keys 0, step, 2·step … below 3 000 (4-byte big-endian), every
+    /// `overflowEvery`-th one with a value too large for its leaf.
+    static func numberedTree(step: Int, overflowEvery: Int) throws -> Engine {
         let (engine, _, _, _) = try makeStore("memory")
-        let k = { (i: UInt32) in withUnsafeBytes(of: i.bigEndian, Array.init) }
         try engine.write { txn in
             try txn.createTree(named: "t")
-            for i in stride(from: 0, to: 3_000, by: 2) {
-                let value = i % 97 == 0 ? [UInt8](repeating: UInt8(i % 251), count: 9_000) : bytes("value \(i)")
-                try txn.put(value, for: k(UInt32(i)), in: "t")
+            for i in stride(from: 0, to: 3_000, by: step) {
+                let value = i % overflowEvery == 0 ? [UInt8](repeating: UInt8(i % 251), count: 9_000) : bytes("value \(i)")
+                try txn.put(value, for: numberedKey(UInt32(i)), in: "t")
             }
         }
+        return engine
+    }
+
+    static func numberedKey(_ i: UInt32) -> [UInt8] { withUnsafeBytes(of: i.bigEndian, Array.init) }
+
+    @Test func withValueMatchesGetForInlineAndOverflowValues() throws {
+        let engine = try Self.numberedTree(step: 2, overflowEvery: 97)
+        let k = Self.numberedKey
         var rng = SplitMix64(seed: 23)
         let keys = (0..<2_000).map { _ in UInt32(rng.next() % 3_100) }
         try engine.read { txn in
@@ -239,14 +248,8 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
     /// A scan in place (move, withCurrent, advance) visits exactly the entries `entries` lists,
     /// from any start key.
     @Test func anInPlaceScanVisitsWhatEntriesLists() throws {
-        let (engine, _, _, _) = try makeStore("memory")
-        let k = { (i: UInt32) in withUnsafeBytes(of: i.bigEndian, Array.init) }
-        try engine.write { txn in
-            try txn.createTree(named: "t")
-            for i in stride(from: 0, to: 3_000, by: 3) {
-                try txn.put(i % 89 == 0 ? [UInt8](repeating: 5, count: 7_000) : bytes("v\(i)"), for: k(UInt32(i)), in: "t")
-            }
-        }
+        let engine = try Self.numberedTree(step: 3, overflowEvery: 89)
+        let k = Self.numberedKey
         try engine.read { txn in
             for start in [0, 1, 1_500, 2_998, 3_000] as [UInt32] {
                 var cursor = try txn.cursor(in: "t")
