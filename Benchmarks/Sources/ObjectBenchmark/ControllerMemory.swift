@@ -72,7 +72,7 @@ func runControllerMemory(_ arguments: [String]) throws -> Int32 {
     print(String(format: "| memory held after performFetch | %.1f MiB (%.1f bytes a row) |", Double(held) / 1_048_576, Double(held) / Double(notes)))
     print(String(format: "| performFetch | %.0f ms |", fetchSeconds * 1e3))
     print(String(format: "| first screen (20 rows) | %.2f ms |", screenSeconds * 1e3))
-    print(String(format: "| one insert processed and reported | %.0f ms |", changeSeconds * 1e3))
+    print(String(format: "| one insert processed and reported | %.2f ms |", changeSeconds * 1e3))
     print(String(format: "| objects registered in the context | %d |", context.registeredObjects.count))
     print(String(format: "(storing the notes took %.1f s; load average %@)", insertSeconds, loadAverage()))
     try store.close()

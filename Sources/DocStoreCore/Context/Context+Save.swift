@@ -162,6 +162,7 @@ extension Context {
     func settle(_ objects: [ManagedObject], rewritten: Set<UInt64>) {
         undo?.removeAllActions()
         changed = [:]
+        reportedInserts = []
         committed = [:]
         for o in objects {
             if o.isDeleted {

@@ -73,6 +73,9 @@ public final class Context {
     /// Keys changed since changes were last processed, kept while anyone observes the context
     /// (Context+Events.swift).
     @exclusivity(unchecked) var unprocessed: Set<UInt64> = []
+    /// Unsaved inserts already reported to observers: deleted before the save, they are reported
+    /// as deleted (Context+Events.swift). Emptied with the changes.
+    var reportedInserts: Set<UInt64> = []
     /// Set while changes are processed, so that an observer that fetches does not re-enter.
     var isProcessingChanges = false
     /// Observers inside the context's domain (a results controller), by registration number.
@@ -358,6 +361,7 @@ public final class Context {
         var event = ObjectsDidChange()
         let objects = changed
         changed = [:]
+        reportedInserts = []
         for (key, object) in objects {
             if object.isInserted {
                 if observesChanges, let id = object.objectID { event.invalidatedObjectIDs.insert(id) }
@@ -395,6 +399,7 @@ public final class Context {
         }
         registry = [:]
         changed = [:]
+        reportedInserts = []
         committed = [:]
         prefetchedObjects = []
         unprocessed = []

@@ -93,7 +93,14 @@ extension Context {
     private func describeLocalChange(_ key: UInt64, into event: inout ObjectsDidChange) {
         guard let object = changed[key] ?? registry[key]?.takeUnretainedValue(), let id = object.objectID else { return }
         if object.isInserted {
-            if !object.isDeleted { event.insertedObjectIDs.insert(id) }
+            // An insert deleted before the save: once reported, its deletion is reported too
+            // (a list that showed it must drop it); never reported, it is not mentioned at all.
+            if !object.isDeleted {
+                event.insertedObjectIDs.insert(id)
+                reportedInserts.insert(key)
+            } else if reportedInserts.remove(key) != nil {
+                event.deletedObjectIDs.insert(id)
+            }
         } else if object.isDeleted {
             event.deletedObjectIDs.insert(id)
         } else if object.hasChanges {

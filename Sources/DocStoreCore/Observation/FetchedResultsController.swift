@@ -8,7 +8,13 @@
 //   FR2  it listens to its context's ObjectsDidChange (local edits at processPendingChanges,
 //        merged saves of other contexts); a change of an entity the fetch cannot depend on does
 //        not refetch. A relevant change refetches keys and sections and reports the difference
-//        from the previous state, if any.
+//        from the previous state, if any — except FR4's.
+//   FR4  a change to one object of a list without sections or window, whose predicate and sort
+//        keys read only the object itself, is applied from the change: the object leaves its
+//        old place (found by a scan of the keys) and takes its new one (a binary search by the
+//        fetch's own order, reading about log2(n) objects' values), and the difference is that
+//        one insert, delete, move or update — a change to a list of a million costs what it
+//        touches, not a fetch of a million keys.
 //   FR3  sections follow the first sort key, which must be the section key path (as in Core
 //        Data), so a section's objects are contiguous; counts per section come from one
 //        group-by fetch, not from reading every object.
@@ -43,6 +49,8 @@ public final class FetchedResultsController<Result: ManagedObject> {
     private let differences = EventChannel<ResultsDifference>()
     /// How many times the results were fetched (tests check that unrelated changes do not).
     private(set) var fetchCount = 0
+    /// How many changes were applied without a fetch (FR4).
+    private(set) var changesApplied = 0
 
     /// - Throws: ``DocStoreError/Code/invalidQuery`` when sections are asked for and the first
     ///   sort key is not the section key path (FR3), or the entity is unknown.
@@ -136,13 +144,61 @@ public final class FetchedResultsController<Result: ManagedObject> {
            !change.allObjectIDs.contains(where: { watched.contains(PrimaryKey.entity(of: $0.primaryKey)) }) {
             return
         }
-        guard let fresh = try? fetchSections() else { return }
-        let updated = Set(change.updatedObjectIDs.union(change.refreshedObjectIDs).map(\.primaryKey))
-        let difference = ResultsDiffer(id: objectID).difference(from: sectionKeys, to: fresh, updated: updated)
-        sectionKeys = fresh
+        let difference: ResultsDifference
+        if let applied = applyingOneChange(change) {
+            difference = applied
+        } else {
+            guard let fresh = try? fetchSections() else { return }
+            let updated = Set(change.updatedObjectIDs.union(change.refreshedObjectIDs).map(\.primaryKey))
+            difference = ResultsDiffer(id: objectID).difference(from: sectionKeys, to: fresh, updated: updated)
+            sectionKeys = fresh
+        }
         guard !difference.isEmpty else { return }
         onChange?(difference)
         differences.send(difference)
+    }
+
+    /// FR4: the difference of a change to one object, with the list updated from it; nil (and
+    /// nothing changed) when the change or the fetch is of another kind.
+    private func applyingOneChange(_ change: ObjectsDidChange) -> ResultsDifference? {
+        guard let watched, sectionNameKeyPath == nil, sectionKeys.count == 1, fetchRequest.fetchLimit == 0,
+              fetchRequest.fetchOffset == 0, fetchRequest.fetchAfter == nil, fetchRequest.includesPendingChanges,
+              !change.invalidatedAllObjects, change.invalidatedObjectIDs.isEmpty else { return nil }
+        let relevant = change.allObjectIDs.filter { watched.contains(PrimaryKey.entity(of: $0.primaryKey)) }
+        guard relevant.count == 1, let changed = relevant.first, changed.storeIdentifier == context.store.identifier else { return nil }
+        let key = changed.primaryKey
+        // The keys are searched where they are and changed in place: a million keys are not
+        // copied for one change.
+        let old = sectionKeys[0].keys.firstIndex(of: key)   // (a save reports its inserts again: never assume new)
+        var new: Int?
+        do {
+            let placement = try context.resultsPlacement(fetchRequest)
+            if let values = try context.sortValuesIfFetched(key, placement) {
+                let count = sectionKeys[0].keys.count - (old == nil ? 0 : 1)
+                let skip = old ?? Int.max
+                guard let at = try context.insertionIndex(of: key, values: values, count: count, keyAt: { i in
+                    self.sectionKeys[0].keys[i < skip ? i : i + 1]
+                }, placement) else { return nil }
+                new = at
+            }
+        } catch {
+            return nil
+        }
+        if let old { sectionKeys[0].keys.remove(at: old) }
+        if let new { sectionKeys[0].keys.insert(key, at: new) }
+        changesApplied += 1
+        let updated = change.updatedObjectIDs.contains(changed) || change.refreshedObjectIDs.contains(changed)
+        var difference = ResultsDifference()
+        let path = { (item: Int) in IndexPath(item: item, section: 0) }
+        let id = objectID(key)
+        switch (old, new) {
+        case (nil, let n?): difference.changes = [.init(type: .insert, objectID: id, indexPath: nil, newIndexPath: path(n))]
+        case (let o?, nil): difference.changes = [.init(type: .delete, objectID: id, indexPath: path(o), newIndexPath: nil)]
+        case (let o?, let n?) where o != n: difference.changes = [.init(type: .move, objectID: id, indexPath: path(o), newIndexPath: path(n))]
+        case (let o?, let n?) where updated: difference.changes = [.init(type: .update, objectID: id, indexPath: path(o), newIndexPath: path(n))]
+        default: break
+        }
+        return difference
     }
 
     private func objectID(_ key: UInt64) -> ObjectID {

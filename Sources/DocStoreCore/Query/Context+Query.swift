@@ -447,7 +447,7 @@ extension Context {
     }
 
     /// An object's values of the plan's sort keys (the first of many, nil for none).
-    private func sortValues(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ key: UInt64, _ values: [StoredValue]) throws(DocStoreError) -> [StoredValue] {
+    func sortValues(_ plan: QueryPlan, _ evaluator: QueryEvaluator, _ key: UInt64, _ values: [StoredValue]) throws(DocStoreError) -> [StoredValue] {
         var keys: [StoredValue] = []
         keys.reserveCapacity(plan.sorts.count)
         for s in plan.sorts {
@@ -461,7 +461,7 @@ extension Context {
 
     /// The request's order (F3) between two objects, by their sort values and then their keys:
     /// -1, 0 or 1.
-    private static func compare(_ a: [StoredValue], _ aKey: UInt64, _ b: [StoredValue], _ bKey: UInt64, _ plan: QueryPlan) -> Int {
+    static func compare(_ a: [StoredValue], _ aKey: UInt64, _ b: [StoredValue], _ bKey: UInt64, _ plan: QueryPlan) -> Int {
         for (i, s) in plan.sorts.enumerated() {
             let c = sortOrder(a[i], b[i], s.key.options)
             if c != 0 { return s.key.ascending ? c : -c }
