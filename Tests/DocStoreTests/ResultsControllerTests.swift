@@ -222,6 +222,52 @@ import Testing
         #expect(controller.fetchCount == fetches && controller.changesApplied > 100, "\(controller.changesApplied) applied")
     }
 
+    /// FR4 and events posted outside processPendingChanges: placing the merged object processes
+    /// the context's pending delete first, whose own event changes the list — the merged object's
+    /// old place is found after that, not before.
+    @Test func aMergeThatProcessesPendingChangesFirstKeepsTheListWhole() throws {
+        let store = try store()
+        let writer = Context(store: store)
+        let (n, m) = (Note(title: "a"), Note(title: "b"))
+        try writer.insert(n)
+        try writer.insert(m)
+        try writer.save()
+        let c = Context(store: store)
+        let controller = try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: c)
+        try controller.performFetch()
+        let (nID, mID) = (try #require(n.objectID), try #require(m.objectID))
+        let mine = try #require(try c.existingObject(with: nID) as? Note)
+        let other = try #require(try c.existingObject(with: mID) as? Note)
+        #expect(other.title == "b")                          // loaded: the merge refreshes it
+        m.title = "c"
+        try writer.save()
+        try c.delete(mine)                                   // pending, not processed yet
+        c.mergeChanges(updated: [mID])                       // an event of its own
+        #expect(other.title == "c")
+        #expect(controller.snapshot.objectIDs == [mID])
+        #expect(try c.fetch(FetchRequest<Note>(sortDescriptors: [SortKey("title")])).map(\.title) == ["c"])
+    }
+
+    /// In a child context a fetch sees the parent's unsaved values (CC3): the list is fetched
+    /// again rather than placed by the child's own view of the store.
+    @Test func aChildContextsListFollowsItsParentsUnsavedValues() throws {
+        let store = try store()
+        let parent = Context(store: store)
+        let (a, b) = (Note(title: "b"), Note(title: "c"))
+        try parent.insert(a)
+        try parent.insert(b)
+        try parent.save()
+        a.title = "z"                                        // unsaved in the parent
+        let child = Context(parent: parent)
+        let request = FetchRequest<Note>(sortDescriptors: [SortKey("title")])
+        let controller = try FetchedResultsController(fetchRequest: request, context: child)
+        try controller.performFetch()
+        try child.insert(Note(title: "m"))
+        child.processPendingChanges()
+        #expect(controller.snapshot.objectIDs == (try child.fetch(request)).compactMap(\.objectID))
+        #expect(try child.fetch(request).map(\.title) == ["c", "m", "z"])
+    }
+
     @Test func changesOfUnrelatedEntitiesDoNotRefetch() throws {
         let store = try store()
         let c = Context(store: store)

@@ -161,18 +161,23 @@ public final class FetchedResultsController<Result: ManagedObject> {
     /// FR4: the difference of a change to one object, with the list updated from it; nil (and
     /// nothing changed) when the change or the fetch is of another kind.
     private func applyingOneChange(_ change: ObjectsDidChange) -> ResultsDifference? {
-        guard let watched, sectionNameKeyPath == nil, sectionKeys.count == 1, fetchRequest.fetchLimit == 0,
+        // A child context's fetch sees its parent's unsaved values (CC3), which placing one
+        // object here does not read: it fetches again.
+        guard let watched, context.parent == nil, sectionNameKeyPath == nil, sectionKeys.count == 1, fetchRequest.fetchLimit == 0,
               fetchRequest.fetchOffset == 0, fetchRequest.fetchAfter == nil, fetchRequest.includesPendingChanges,
               !change.invalidatedAllObjects, change.invalidatedObjectIDs.isEmpty else { return nil }
         let relevant = change.allObjectIDs.filter { watched.contains(PrimaryKey.entity(of: $0.primaryKey)) }
         guard relevant.count == 1, let changed = relevant.first, changed.storeIdentifier == context.store.identifier else { return nil }
         let key = changed.primaryKey
         // The keys are searched where they are and changed in place: a million keys are not
-        // copied for one change.
+        // copied for one change. The placement first: making it can process pending changes,
+        // whose event reaches this controller (and changes the keys) before this one goes on.
+        let placement: Context.ResultsPlacement
+        do { placement = try context.resultsPlacement(fetchRequest) } catch { return nil }
+        guard sectionKeys.count == 1 else { return nil }
         let old = sectionKeys[0].keys.firstIndex(of: key)   // (a save reports its inserts again: never assume new)
         var new: Int?
         do {
-            let placement = try context.resultsPlacement(fetchRequest)
             if let values = try context.sortValuesIfFetched(key, placement) {
                 let count = sectionKeys[0].keys.count - (old == nil ? 0 : 1)
                 let skip = old ?? Int.max

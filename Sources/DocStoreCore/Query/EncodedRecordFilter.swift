@@ -14,6 +14,9 @@
 //     evaluator's own comparison.
 //   - A field the record lacks has the entity's default; whether each tested field's default
 //     passes is decided once, when the filter is made.
+//   - Bytes are checked as far as they are read: a damaged field before or at the ones tested
+//     throws `.corrupt`; one after them is not read (a count that decoded every field used to
+//     throw there) — `docstore verify` and the store's full check read every record whole.
 
 final class EncodedRecordFilter {
     private struct Test {
