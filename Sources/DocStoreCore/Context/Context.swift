@@ -51,7 +51,7 @@ public final class Context {
 
     // Exclusivity checked statically only, as ManagedObject's fields (a Context is not
     // Sendable; only its own code touches these, with no access open across a call out).
-    @exclusivity(unchecked) var registry: [UInt64: Unmanaged<ManagedObject>] = [:]
+    @exclusivity(unchecked) var registry = ObjectRegistry()
     @exclusivity(unchecked) var changed: ChangedObjects = [:]
     @exclusivity(unchecked) var committed: [UInt64: [StoredValue]] = [:]
     /// Set while delete rules run: links of objects being deleted may still change.
@@ -131,7 +131,7 @@ public final class Context {
     /// Objects deleted and not saved yet (not the inserted ones, which a delete simply drops).
     public var deletedObjects: Set<ManagedObject> { Set(changed.values.filter { $0.isDeleted && !$0.isInserted }) }
     /// Every object this context currently has (faults included).
-    public var registeredObjects: Set<ManagedObject> { Set(registry.values.map { $0.takeUnretainedValue() }) }
+    public var registeredObjects: Set<ManagedObject> { Set(registry.map { $0.value.takeUnretainedValue() }) }
 
     // MARK: - Registry (C1)
 
@@ -150,11 +150,10 @@ public final class Context {
     /// The context's object for `key` of `entity` (its entity already known): the registered
     /// one, or a new fault of the entity's class.
     func materialize(_ key: UInt64, _ entity: EntityInfo) -> ManagedObject {
-        if let existing = registry[key] { return existing.takeUnretainedValue() }
-        let token = _$FaultToken(entity: entity, key: key, context: self)
-        let object = FaultMaking.run { entity.objectClass.init(_$fault: token) }
-        registry[key] = Unmanaged.passUnretained(object)
-        return object
+        registry.object(forKey: key) {
+            let token = _$FaultToken(entity: entity, key: key, context: self)
+            return FaultMaking.run { entity.objectClass.init(_$fault: token) }
+        }
     }
 
     /// Checks that `object` belongs to this context.
@@ -397,7 +396,7 @@ public final class Context {
             object.context = nil
             object.flags.insert(.invalidated)
         }
-        registry = [:]
+        registry = ObjectRegistry()
         changed = [:]
         reportedInserts = []
         committed = [:]

@@ -42,6 +42,7 @@ extension Context {
         let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: filling)
         var out: [T] = []
         out.reserveCapacity(rows.count)
+        registry.reserveCapacity(registry.count + rows.count)
         for row in rows {
             let object = try materialize(row.key)
             if filling, object.isFault, let values = row.values {
