@@ -32,8 +32,12 @@ enum RecordCoding {
     /// Encodes a record. `fields` must be in ascending field-ID order; nulls are skipped.
     static func encode(entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64,
                        fields: [(fieldID: UInt32, value: StoredValue)]) -> [UInt8] {
+        // The exact size up front: a record grown by doubling kept about 1.7 times its bytes
+        // until the save was over (53 MB for 100 000 notes of 300 bytes).
+        var size = 1 + 5 + 5 + 10
+        for (_, value) in fields where !value.isNull { size += 5 + encodedSize(of: value) }
         var out: [UInt8] = []
-        out.reserveCapacity(64)
+        out.reserveCapacity(size)
         out.append(formatVersion)
         out.appendVarint(UInt64(entityID))
         out.appendVarint(UInt64(schemaVersion))
@@ -44,6 +48,22 @@ enum RecordCoding {
             appendValue(value, to: &out)
         }
         return out
+    }
+
+    /// The bytes `appendValue` writes for `value` (tag and payload): exact, except that a
+    /// decimal or URL, whose text is made only when written, is counted as its usual size.
+    static func encodedSize(of value: StoredValue) -> Int {
+        switch value {
+        case .null: return 0
+        case .bool: return 1
+        case .int, .reference: return 1 + 10
+        case .double, .date: return 1 + 8
+        case .float: return 1 + 4
+        case .uuid: return 1 + 16
+        case .string(let v): return 1 + 5 + v.utf8.count
+        case .data(let v), .document(let v): return 1 + 5 + v.count
+        case .decimal, .url: return 1 + 5 + 40
+        }
     }
 
     static func appendValue(_ value: StoredValue, to out: inout [UInt8]) {
@@ -64,7 +84,11 @@ enum RecordCoding {
             out.appendLengthPrefixed(Array(v.description.utf8))
         case .string(let v):
             out.append(RecordTag.string.rawValue)
-            out.appendLengthPrefixed(Array(v.utf8))
+            out.appendVarint(UInt64(v.utf8.count))
+            // A native string's UTF-8 in place; a bridged or lazy one through its view.
+            if v.utf8.withContiguousStorageIfAvailable({ out.append(contentsOf: $0) }) == nil {
+                out.append(contentsOf: v.utf8)
+            }
         case .date(let v):
             out.append(RecordTag.date.rawValue)
             out.appendU64(v.timeIntervalSinceReferenceDate.bitPattern)
