@@ -110,7 +110,10 @@ extension Context {
                         continue
                     }
                     if rewritten.contains(o.key) {
-                        batch.put(record(of: o, entity), for: PrimaryKey.bytes(o.key), in: entity.recordsTree)
+                        let schemaVersion = store.catalog.schemaVersion
+                        batch.put(for: PrimaryKey.bytes(o.key), in: entity.recordsTree, capacity: entity.recordCapacity(o.values)) { out in
+                            entity.appendRecord(o.values, rowVersion: o.rowVersion + 1, schemaVersion: schemaVersion, to: &out)
+                        }
                     }
                     if valuesChanged.contains(o.key) {
                         IndexEntries.add(key: o.key, entity, values: o.values, to: &batch)
@@ -345,10 +348,6 @@ extension Context {
 
     // MARK: - Records, indexes, links (W1)
 
-    func record(of o: ManagedObject, _ entity: EntityInfo) -> [UInt8] {
-        entity.record(o.values, rowVersion: o.rowVersion + 1, schemaVersion: store.catalog.schemaVersion)
-    }
-
     static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {
         if unique, value.isNull { return nil }
         guard var out = indexValue(value) else { return nil }
@@ -536,7 +535,9 @@ extension WriteBatch {
 struct WriteBatch {
     /// Puts by tree, in the order the trees were first named (a save names a handful of trees,
     /// and consecutive puts mostly go to the same one: `last` finds it without a search).
-    private var puts: [(tree: String, entries: [(key: [UInt8], value: [UInt8])])] = []
+    /// Entries are packed (PutEntries): a save of 100 000 notes puts about a million, and as
+    /// two arrays each they outweighed the bytes they held.
+    private var puts: [(tree: String, entries: PutEntries)] = []
     private var treeIndex: [String: Int] = [:]
     private var last = 0
     private var uniques: [String: [[UInt8]: (owner: UInt64, what: UniqueOwner)]] = [:]
@@ -544,16 +545,26 @@ struct WriteBatch {
     private var clashes: [UniqueClash] = []
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
-        if last >= puts.count || puts[last].tree != tree {
-            if let i = treeIndex[tree] {
-                last = i
-            } else {
-                puts.append((tree, []))
-                last = puts.count - 1
-                treeIndex[tree] = last
-            }
+        select(tree)
+        puts[last].entries.append(key: key, value: value)
+    }
+
+    /// Puts under `key` the value `writeValue` appends in place (at most about `capacity` bytes).
+    mutating func put(for key: [UInt8], in tree: String, capacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
+        select(tree)
+        puts[last].entries.append(key: key, valueCapacity: capacity, writeValue)
+    }
+
+    /// Makes `tree`'s entries the ones `last` names.
+    private mutating func select(_ tree: String) {
+        guard last >= puts.count || puts[last].tree != tree else { return }
+        if let i = treeIndex[tree] {
+            last = i
+        } else {
+            puts.append((tree, PutEntries()))
+            last = puts.count - 1
+            treeIndex[tree] = last
         }
-        puts[last].entries.append((key, value))
     }
 
     mutating func putUnique(_ owner: UInt64, for key: [UInt8], in tree: String, _ what: UniqueOwner) {

@@ -180,10 +180,23 @@ final class EntityInfo: Sendable {
 
     /// The record of an object of this entity with `values` by slot (Format/record.md § Record).
     func record(_ values: [StoredValue], rowVersion: UInt64, schemaVersion: UInt32) -> [UInt8] {
-        var fields: [(fieldID: UInt32, value: StoredValue)] = []
-        fields.reserveCapacity(recordSlots.count)
-        for slot in recordSlots where slot < values.count { fields.append((properties[slot].fieldID, values[slot])) }
-        return RecordCoding.encode(entityID: id, schemaVersion: schemaVersion, rowVersion: rowVersion, fields: fields)
+        var out: [UInt8] = []
+        out.reserveCapacity(recordCapacity(values))
+        appendRecord(values, rowVersion: rowVersion, schemaVersion: schemaVersion, to: &out)
+        return out
+    }
+
+    /// The most bytes `appendRecord` writes for `values`.
+    func recordCapacity(_ values: [StoredValue]) -> Int {
+        var size = RecordCoding.headerCapacity
+        for slot in recordSlots where slot < values.count && !values[slot].isNull { size += RecordCoding.fieldCapacity(values[slot]) }
+        return size
+    }
+
+    /// Appends the record of `values` (Format/record.md): `recordSlots` are in field-ID order.
+    func appendRecord(_ values: [StoredValue], rowVersion: UInt64, schemaVersion: UInt32, to out: inout [UInt8]) {
+        RecordCoding.appendHeader(entityID: id, schemaVersion: schemaVersion, rowVersion: rowVersion, to: &out)
+        for slot in recordSlots where slot < values.count { RecordCoding.appendField(properties[slot].fieldID, values[slot], to: &out) }
     }
 
     /// `slotForField` keeping only `slots`; the other fields map to -1, so a partial decode

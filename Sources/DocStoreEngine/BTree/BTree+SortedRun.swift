@@ -14,10 +14,45 @@
 //
 // Invariant: the resulting tree holds what applying `put` to each entry in order would give.
 
+/// A run of puts in ascending, distinct key order, read in place: a write transaction's drained
+/// buffer (arrays) or a bulk write's packed entries in a sorted order.
+protocol SortedPutRun {
+    var count: Int { get }
+    func withEntry<R, E: Error>(_ position: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R
+}
+
+/// Entries as arrays, already in order.
+struct ArrayPutRun: SortedPutRun {
+    let entries: [(key: [UInt8], value: [UInt8])]
+    var count: Int { entries.count }
+    @inline(__always)
+    func withEntry<R, E: Error>(_ position: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        let (key, value) = entries[position]
+        let result: Result<R, E> = key.withUnsafeBytes { k in
+            value.withUnsafeBytes { v in
+                do throws(E) { return .success(try body(k, v)) } catch { return .failure(error) }
+            }
+        }
+        return try result.get()
+    }
+}
+
+/// Packed entries in the order `order` gives (their own order when nil).
+struct PackedPutRun: SortedPutRun {
+    let entries: PutEntries
+    let order: [Int]?
+    var count: Int { order?.count ?? entries.count }
+    @inline(__always)
+    func withEntry<R, E: Error>(_ position: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
+        try entries.withEntry(order?[position] ?? position, body)
+    }
+}
+
 extension BTree {
-    /// Puts `entries` (ascending, distinct keys). Returns the new root and how many keys were new.
-    static func putSorted(
-        _ entries: [(key: [UInt8], value: [UInt8])], root start: PageNumber, in ws: PageWorkspace
+    /// Puts the entries of `run` (ascending, distinct keys). Returns the new root and how many
+    /// keys were new.
+    static func putSorted<Run: SortedPutRun>(
+        _ run: Run, root start: PageNumber, in ws: PageWorkspace
     ) throws(EngineError) -> (root: PageNumber, added: Int) {
         var root = start
         var added = 0
@@ -25,28 +60,29 @@ extension BTree {
         // (kept apart, not as a tuple: copying one per entry retained both).
         var leaf: Page?
         var upper: [UInt8]?
-        for i in entries.indices {
-            if leaf == nil, root != .none {
-                let (found, bound) = try locate(entries[i].key, root: root, in: ws)
-                if ws.isOwned(found) { leaf = found; upper = bound }
-            }
-            if let current = leaf,
-               isInline(keyLength: entries[i].key.count, valueLength: entries[i].value.count, ws.limits) {
-                switch placeInLeaf(entries[i].key, entries[i].value, current, below: upper) {
-                case .added:
-                    added += 1
-                    continue
-                case .replaced:
-                    continue
-                case .notPlaced:
-                    break
+        for i in 0..<run.count {
+            try run.withEntry(i) { (key, value) throws(EngineError) in
+                if leaf == nil, root != .none {
+                    let (found, bound) = try locate(key, root: root, in: ws)
+                    if ws.isOwned(found) { leaf = found; upper = bound }
                 }
+                if let current = leaf, isInline(keyLength: key.count, valueLength: value.count, ws.limits) {
+                    switch placeInLeaf(key, value, current, below: upper) {
+                    case .added:
+                        added += 1
+                        return
+                    case .replaced:
+                        return
+                    case .notPlaced:
+                        break
+                    }
+                }
+                let result = try put(Array(key), .bytes(Array(value)), root: root, in: ws)
+                root = result.root
+                if result.added { added += 1 }
+                leaf = nil
+                upper = nil
             }
-            let result = try put(entries[i].key, .bytes(entries[i].value), root: root, in: ws)
-            root = result.root
-            if result.added { added += 1 }
-            leaf = nil
-            upper = nil
         }
         return (root, added)
     }
@@ -54,17 +90,19 @@ extension BTree {
     /// The leaf whose key range holds `key`, and the exclusive upper bound of that range (nil
     /// on the rightmost path).
     static func locate(_ key: [UInt8], root: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (Page, [UInt8]?) {
+        try withRawBytes(key) { (k) throws(EngineError) in try locate(k, root: root, in: ws) }
+    }
+
+    static func locate(_ k: UnsafeRawBufferPointer, root: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (Page, [UInt8]?) {
         var page = try ws.page(root)
         var upper: [UInt8]?
         var depth = 0
-        try withRawBytes(key) { (k) throws(EngineError) in
-            while page.type == .branch {
-                depth += 1
-                guard depth <= maxDepth else { throw .corrupt("tree deeper than \(maxDepth)", page: page.number) }
-                let pos = page.childPosition(for: k)
-                if pos < page.count { upper = Array(page.branchKey(pos)) }
-                page = try ws.page(page.child(at: pos))
-            }
+        while page.type == .branch {
+            depth += 1
+            guard depth <= maxDepth else { throw .corrupt("tree deeper than \(maxDepth)", page: page.number) }
+            let pos = page.childPosition(for: k)
+            if pos < page.count { upper = Array(page.branchKey(pos)) }
+            page = try ws.page(page.child(at: pos))
         }
         guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", page: page.number) }
         return (page, upper)
@@ -77,31 +115,29 @@ extension BTree {
     /// cell fits in the leaf's gap; an existing key whose cell is inline by writing the new cell
     /// over the old one when it is no larger (a record rewritten with a value of the same
     /// length, a batch update's common case), or else into the gap.
-    private static func placeInLeaf(_ key: [UInt8], _ value: [UInt8], _ leaf: Page, below upper: [UInt8]?) -> Placement {
-        let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count
-        return key.withUnsafeBytes { k in
-            if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return .notPlaced }
-            let (index, found) = leafSearch(leaf, k)
-            if found {
-                guard leaf.leafStorage(index) == .inline else { return .notPlaced }
-                if size <= leaf.leafCellSize(index) {
-                    writeInlineCell(k, value, into: leaf, at: leaf.slot(index))
-                    return .replaced
-                }
-                guard leaf.gap >= size else { return .notPlaced }
-                leaf.removeSlot(at: index)
-                writeInlineCell(k, value, into: leaf, at: leaf.insertSlot(at: index, cellSize: size))
+    private static func placeInLeaf(_ k: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ leaf: Page, below upper: [UInt8]?) -> Placement {
+        let size = LeafCell.headerSize(keyLength: k.count, valueLength: value.count) + k.count + value.count
+        if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return .notPlaced }
+        let (index, found) = leafSearch(leaf, k)
+        if found {
+            guard leaf.leafStorage(index) == .inline else { return .notPlaced }
+            if size <= leaf.leafCellSize(index) {
+                writeInlineCell(k, value, into: leaf, at: leaf.slot(index))
                 return .replaced
             }
-            guard leaf.gap >= size + 2 else { return .notPlaced }
+            guard leaf.gap >= size else { return .notPlaced }
+            leaf.removeSlot(at: index)
             writeInlineCell(k, value, into: leaf, at: leaf.insertSlot(at: index, cellSize: size))
-            return .added
+            return .replaced
         }
+        guard leaf.gap >= size + 2 else { return .notPlaced }
+        writeInlineCell(k, value, into: leaf, at: leaf.insertSlot(at: index, cellSize: size))
+        return .added
     }
 
     /// Writes an inline cell (as `LeafCell.build` lays it out) at `offset` of `leaf`, straight
     /// into the page: no cell is built on the heap first.
-    @inline(__always) private static func writeInlineCell(_ key: UnsafeRawBufferPointer, _ value: [UInt8], into leaf: Page, at offset: Int) {
+    @inline(__always) private static func writeInlineCell(_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, into leaf: Page, at offset: Int) {
         guard let base = leaf.bytes.baseAddress else { return }
         var p = base + offset
         func varint(_ v: UInt64) {
@@ -114,7 +150,7 @@ extension BTree {
         if let k = key.baseAddress { p.copyMemory(from: k, byteCount: key.count) }
         p += key.count
         varint(UInt64(value.count))
-        value.withUnsafeBytes { v in if let src = v.baseAddress { p.copyMemory(from: src, byteCount: v.count) } }
+        if let src = value.baseAddress { p.copyMemory(from: src, byteCount: value.count) }
     }
 }
 

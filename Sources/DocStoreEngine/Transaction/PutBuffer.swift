@@ -51,13 +51,20 @@ struct PutBuffer {
     /// numbers are then settled by the whole key. Comparing arrays for every pair was most of
     /// the cost of a sort; two-number keys (links, most records) never need it.
     static func keyOrder(_ count: Int, _ key: (Int) -> [UInt8]) -> [Int]? {
+        keyOrder(count, prefixes: { prefixes(key($0)) }, compare: { compare(key($0), key($1)) })
+    }
+
+    /// `keyOrder` over keys read through `prefixes` (entry i's first 16 bytes, as `prefixes(_:)`
+    /// gives them) and `compare` (entries i and j's whole keys, as `compare(_:_:)`), for keys
+    /// that are not arrays of their own.
+    static func keyOrder(_ count: Int, prefixes: (Int) -> (UInt64, UInt64), compare: (Int, Int) -> Int) -> [Int]? {
         var order = [(high: UInt64, low: UInt64, index: Int)]()
         order.reserveCapacity(count)
         var ascending = true
         for i in 0..<count {
-            let (high, low) = prefixes(key(i))
+            let (high, low) = prefixes(i)
             if ascending, let last = order.last,
-               high < last.high || (high == last.high && (low < last.low || (low == last.low && compare(key(last.index), key(i)) >= 0))) {
+               high < last.high || (high == last.high && (low < last.low || (low == last.low && compare(last.index, i) >= 0))) {
                 ascending = false
             }
             order.append((high, low, i))
@@ -70,7 +77,7 @@ struct PutBuffer {
             while end < order.count && order[end].high == order[start].high && order[end].low == order[start].low { end += 1 }
             if end - start > 1 {
                 order[start..<end].sort { a, b in
-                    let c = compare(key(a.index), key(b.index))
+                    let c = compare(a.index, b.index)
                     return c != 0 ? c < 0 : a.index < b.index
                 }
             }
@@ -81,7 +88,7 @@ struct PutBuffer {
         for j in order.indices {
             // A later put of the same key follows this one: it wins.
             if j + 1 < order.count, order[j + 1].high == order[j].high, order[j + 1].low == order[j].low,
-               key(order[j + 1].index) == key(order[j].index) { continue }
+               compare(order[j + 1].index, order[j].index) == 0 { continue }
             out.append(order[j].index)
         }
         return out
@@ -89,15 +96,17 @@ struct PutBuffer {
 
     /// The first 16 bytes of `key` as two big-endian numbers, zero-padded.
     @inline(__always) static func prefixes(_ key: [UInt8]) -> (UInt64, UInt64) {
-        key.withUnsafeBytes { b in
-            if b.count >= 16 {
-                return (UInt64(bigEndian: b.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
-            }
-            var high: UInt64 = 0, low: UInt64 = 0
-            for i in 0..<8 { high = high << 8 | UInt64(i < b.count ? b[i] : 0) }
-            for i in 8..<16 { low = low << 8 | UInt64(i < b.count ? b[i] : 0) }
-            return (high, low)
+        key.withUnsafeBytes { prefixes($0) }
+    }
+
+    @inline(__always) static func prefixes(_ b: UnsafeRawBufferPointer) -> (UInt64, UInt64) {
+        if b.count >= 16 {
+            return (UInt64(bigEndian: b.loadUnaligned(as: UInt64.self)), UInt64(bigEndian: b.loadUnaligned(fromByteOffset: 8, as: UInt64.self)))
         }
+        var high: UInt64 = 0, low: UInt64 = 0
+        for i in 0..<8 { high = high << 8 | UInt64(i < b.count ? b[i] : 0) }
+        for i in 8..<16 { low = low << 8 | UInt64(i < b.count ? b[i] : 0) }
+        return (high, low)
     }
 
     static func compare(_ a: [UInt8], _ b: [UInt8]) -> Int {

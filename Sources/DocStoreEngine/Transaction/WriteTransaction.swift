@@ -106,34 +106,42 @@ public final class WriteTransaction: Transaction {
     /// per-put bookkeeping, and the sort when the entries come in ascending order.
     /// - Throws: as ``put(_:for:in:)``; nothing is put when a key or value is too large.
     public func put(entries: [(key: [UInt8], value: [UInt8])], in tree: String) throws(EngineError) {
+        var packed = PutEntries()
+        for (key, value) in entries { packed.append(key: key, value: value) }
+        try put(entries: packed, in: tree)
+    }
+
+    /// ``put(entries:in:)`` for entries packed in a ``PutEntries``: what a save of many objects
+    /// builds, so that its puts are not an array or two each.
+    public func put(entries: PutEntries, in tree: String) throws(EngineError) {
         _ = try requireTree(tree)
         try checkOpen()
-        var byteCount = 0
         var external = false
-        for (key, value) in entries {
-            guard key.count <= ws.limits.maxKeySize else {
-                throw EngineError(.keyTooLarge, "a key of \(key.count) bytes is longer than the \(ws.limits.maxKeySize) bytes allowed with \(ws.pageSize)-byte pages")
+        if entries.hasOversizedEntry {
+            throw EngineError(.valueTooLarge, "a value of 4 GiB or more cannot be stored")
+        }
+        for i in 0..<entries.count {
+            let (keyCount, valueCount) = entries.sizes(i)
+            guard keyCount <= ws.limits.maxKeySize else {
+                throw EngineError(.keyTooLarge, "a key of \(keyCount) bytes is longer than the \(ws.limits.maxKeySize) bytes allowed with \(ws.pageSize)-byte pages")
             }
-            guard value.count < Int(UInt32.max) else {
-                throw EngineError(.valueTooLarge, "a value of \(value.count) bytes is longer than 4 GiB - 1")
-            }
-            if value.count >= ws.limits.blobThreshold, engine.blobs != nil { external = true }
-            byteCount += key.count + value.count
+            if valueCount >= ws.limits.blobThreshold, engine.blobs != nil { external = true }
         }
         if external {
             // A value bound for a blob file takes the one-by-one path (it is logged as a blob).
-            for (key, value) in entries { try put(value, for: key, in: tree) }
+            for i in 0..<entries.count {
+                try entries.withEntry(i) { (key, value) throws(EngineError) in try put(Array(value), for: Array(key), in: tree) }
+            }
             return
         }
         try applyBuffered()
         guard !entries.isEmpty, var info = try info(tree) else { return }
-        let order = PutBuffer.keyOrder(entries.count) { entries[$0].key }
-        let sorted: [(key: [UInt8], value: [UInt8])] = order.map { $0.map { entries[$0] } } ?? entries
-        let (root, added) = try BTree.putSorted(sorted, root: info.root, in: ws)
+        let run = PackedPutRun(entries: entries, order: entries.keyOrder())
+        let (root, added) = try BTree.putSorted(run, root: info.root, in: ws)
         info.root = root
         info.count += UInt64(added)
         try setInfo(tree, info)
-        log.appendPuts(tree: tree, sorted, byteCount: byteCount)
+        log.appendPuts(tree: tree, run, byteCount: entries.byteCount)
     }
 
     /// Removes `key`; returns whether it was there.
@@ -228,7 +236,7 @@ public final class WriteTransaction: Transaction {
     private func applyBuffered() throws(EngineError) {
         guard let (tree, entries) = buffer.drain() else { return }
         guard var info = try info(tree) else { throw .corrupt("writing to a missing tree '\(tree)'") }
-        let (root, added) = try BTree.putSorted(entries, root: info.root, in: ws)
+        let (root, added) = try BTree.putSorted(ArrayPutRun(entries: entries), root: info.root, in: ws)
         info.root = root
         info.count += UInt64(added)
         try setInfo(tree, info)

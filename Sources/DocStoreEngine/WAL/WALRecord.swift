@@ -95,15 +95,19 @@ struct WALPayloadBuilder {
     /// Logs puts of `entries` into `tree`, whose keys and values come to `byteCount` bytes:
     /// recorded when they fit under the limit; otherwise the builder overflows at once, without
     /// copying them.
-    mutating func appendPuts(tree t: String, _ entries: [(key: [UInt8], value: [UInt8])], byteCount: Int) {
-        guard records(entries.count, of: byteCount + 12 * entries.count) else { return }
+    mutating func appendPuts<Run: SortedPutRun>(tree t: String, _ run: Run, byteCount: Int) {
+        guard records(run.count, of: byteCount + 12 * run.count) else { return }
         let index = UInt64(tree(t))
         let kind = WALOperation.put(tree: t, key: [], value: []).kind
-        for (key, value) in entries {
-            ops.append(kind)
-            ops.appendVarint(index)
-            ops.appendLengthPrefixed(key)
-            ops.appendLengthPrefixed(value)
+        for i in 0..<run.count {
+            run.withEntry(i) { key, value in
+                ops.append(kind)
+                ops.appendVarint(index)
+                ops.appendVarint(UInt64(key.count))
+                ops.append(contentsOf: key)
+                ops.appendVarint(UInt64(value.count))
+                ops.append(contentsOf: value)
+            }
         }
     }
 

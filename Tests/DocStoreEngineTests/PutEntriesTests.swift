@@ -1,0 +1,72 @@
+// Packed bulk puts (PutEntries, WriteTransaction.put(entries:in:)) across chunk boundaries: runs
+// of several megabytes — entries of random sizes, one larger than a chunk, keys out of order and
+// repeated, values written in place — read back exactly, in the transaction, after commit and
+// after the WAL is replayed. The random small-run cases are in PutBufferTests.
+
+import DocStoreEngine
+import DocStoreTestSupport
+import Foundation
+import Testing
+
+@Suite struct PutEntriesTests {
+    @Test(arguments: [3, 4] as [UInt64])
+    func runsOverManyChunksReadBackExactly(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        let store = try TestStores.memory("PE") { $0.walPreallocationBytes = 0 }
+        try store.engine.write { (txn) throws in try txn.createTree(named: "t") }
+        var model: [[UInt8]: [UInt8]] = [:]
+        try store.engine.write { (txn) throws in
+            var entries = PutEntries()
+            for i in 0..<4000 {
+                // Keys repeat (a later put wins) and arrive out of order.
+                let n = UInt32(truncatingIfNeeded: rng.next() % 3000)
+                var key = withUnsafeBytes(of: n.bigEndian) { Array($0) }
+                if i % 7 == 0 { key += rng.bytes(Int(rng.next() % 20)) }
+                let size = i == 1234 ? (1 << 20) + 4321 : Int(rng.next() % 1800)
+                let value = rng.bytes(size)
+                if i % 3 == 0 {
+                    entries.append(key: key, valueCapacity: size / 2) { $0.append(contentsOf: value) }
+                } else {
+                    entries.append(key: key, value: value)
+                }
+                model[key] = value
+            }
+            #expect(entries.count == 4000, "seed \(seed)")
+            try txn.put(entries: entries, in: "t")
+            let inside = try txn.entries(in: "t")
+            #expect(inside.count == model.count, "seed \(seed): in the transaction")
+            for e in inside { #expect(model[e.key] == e.value, "seed \(seed): in the transaction, key \(e.key)") }
+        }
+        let committed = try store.engine.read { try $0.entries(in: "t") }
+        #expect(committed.count == model.count, "seed \(seed): after commit")
+        for e in committed { #expect(model[e.key] == e.value, "seed \(seed): after commit, key \(e.key)") }
+
+        var options = store.options
+        options.fileSystem = MemoryFileSystem(files: store.fileSystem.snapshot())
+        let reopened = try Engine.open(at: store.path, options: options)
+        let replayed = try reopened.read { try $0.entries(in: "t") }
+        #expect(replayed.count == model.count, "seed \(seed): after replay")
+        for e in replayed { #expect(model[e.key] == e.value, "seed \(seed): after replay, key \(e.key)") }
+    }
+
+    /// More entries than one segment of spans holds (65 536), so entries are found across
+    /// segments, in reverse order (the transaction sorts them).
+    @Test func moreEntriesThanASegmentHolds() throws {
+        let store = try TestStores.memory("PES") { $0.walPreallocationBytes = 0 }
+        try store.engine.write { (txn) throws in try txn.createTree(named: "t") }
+        let n = 70_000
+        try store.engine.write { (txn) throws in
+            var entries = PutEntries()
+            for i in (0..<n).reversed() {
+                entries.append(key: withUnsafeBytes(of: UInt32(i).bigEndian) { Array($0) }, value: [UInt8(i & 0xFF), UInt8(i >> 8 & 0xFF)])
+            }
+            try txn.put(entries: entries, in: "t")
+        }
+        let stored = try store.engine.read { try $0.entries(in: "t") }
+        #expect(stored.count == n)
+        for (i, e) in stored.enumerated() {
+            #expect(e.key == withUnsafeBytes(of: UInt32(i).bigEndian) { Array($0) } && e.value == [UInt8(i & 0xFF), UInt8(i >> 8 & 0xFF)], "entry \(i)")
+            if e.value != [UInt8(i & 0xFF), UInt8(i >> 8 & 0xFF)] { break }
+        }
+    }
+}
