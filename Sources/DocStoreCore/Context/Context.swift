@@ -238,13 +238,14 @@ public final class Context {
             values[slot] = object.values[slot]
         }
         object.values = values
-        object.toMany = ToManyStates()
+        var states = ToManyStates(slotCount: entity.properties.count)
         for p in entity.properties where p.isToMany {
             let state = ToManyState()
             state.load(stored: [])
             state.isNew = true
-            object.toMany?[p.slot] = state
+            states[p.slot] = state
         }
+        object.toMany = states
         registry[object.key] = Unmanaged.passUnretained(object)
         changed[object.key] = object
         if observesChanges { noteChange(object.key) }
