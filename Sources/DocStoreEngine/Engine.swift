@@ -87,6 +87,8 @@ public final class Engine: Sendable {
     let groupCommit: GroupCommit
     let writer: WriterLock
     let published: Locked<Published>
+    /// Catalog entries read transactions looked up, for the next ones of the same snapshot.
+    let catalogCache = CatalogCache()
     let walFile: (any StorageFile)?
 
     init(paths: Paths, options: EngineOptions, pager: Pager, meta: MetaPage, walFile: (any StorageFile)?, writerState: WriterState) {

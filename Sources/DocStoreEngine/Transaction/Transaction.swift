@@ -63,7 +63,14 @@ public class Transaction {
             lastTree = (name, known)
             return known
         }
-        let state = TreeState(info: try catalogEntry(name))
+        let info: TreeInfo?
+        if workspace == nil, let cached = engine.catalogCache.entry(name, lsn: lsn, root: catalogRoot) {
+            info = cached
+        } else {
+            info = try catalogEntry(name)
+            if workspace == nil { engine.catalogCache.remember(name, info, lsn: lsn, root: catalogRoot) }
+        }
+        let state = TreeState(info: info)
         trees[name] = state
         lastTree = (name, state)
         return state
