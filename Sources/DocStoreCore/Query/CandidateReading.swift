@@ -1,15 +1,36 @@
 // CandidateReading: how a fetch reads the stored candidates of one entity — which record fields
 // it decodes to test them (only those the plan reads, the rest stepped over), and the slot
-// filter as a test of the records' bytes when the predicate has that shape. Made once per entity
-// per fetch; a class, so handing it to each candidate costs one reference.
+// filter as a test of the records' bytes when the predicate has that shape (made after the first
+// few candidates). Made once per entity per fetch; a class, so handing it to each candidate costs
+// one reference.
 
 final class CandidateReading {
     let entity: EntityInfo
     /// The field table with only the fields the plan reads (-1 for the rest), and which slots
     /// that decodes; nil when records are decoded whole.
     let partial: (table: [Int], slots: [Bool])?
-    /// The predicate as a test of the record's bytes; nil when it is tested on decoded values.
-    let filter: EncodedRecordFilter?
+    /// The slot filter the byte test is made from, and what it needs.
+    private let slotFilter: QuerySlotFilter?
+    private let evaluator: QueryEvaluator
+    /// Candidates read before the byte test is made.
+    private var candidatesRead = 0
+    private var made: EncodedRecordFilter??
+
+    /// How many candidates are tested on decoded values before the byte test is made: making it
+    /// costs about what decoding a few records does, so a lookup of one or two objects (a
+    /// find-or-create) skips it. Both tests select the same objects (EncodedRecordFilterTests).
+    static let candidatesBeforeByteTest = 4
+
+    /// The predicate as a test of the record's bytes, once this fetch has read enough candidates
+    /// of the entity; nil when it is tested on decoded values (also for the first few).
+    var filter: EncodedRecordFilter? {
+        if let made { return made }
+        candidatesRead += 1
+        guard candidatesRead > Self.candidatesBeforeByteTest else { return nil }
+        let filter = slotFilter.flatMap { EncodedRecordFilter($0, entity: entity, evaluator: evaluator) }
+        made = .some(filter)
+        return filter
+    }
 
     init(_ entity: EntityInfo, _ plan: QueryPlan, wholeRecords: Bool, filter: QuerySlotFilter?, _ evaluator: QueryEvaluator) {
         self.entity = entity
@@ -22,6 +43,7 @@ final class CandidateReading {
         } else {
             partial = nil
         }
-        self.filter = filter.flatMap { EncodedRecordFilter($0, entity: entity, evaluator: evaluator) }
+        self.slotFilter = filter
+        self.evaluator = evaluator
     }
 }
