@@ -334,7 +334,7 @@ extension Context {
             // F5: the walk starts at the anchor's value (its ties included, the filter drops them).
             var ranges = planned
             if let anchor, let first = anchor.values.first, let start = try anchorBound(first, plan.source) {
-                let from = ascending ? IndexRange(lower: start, text: "after") : IndexRange(upper: start, text: "after")
+                let from = ascending ? IndexRange(lower: start, meaning: .words("after")) : IndexRange(upper: start, meaning: .words("after"))
                 ranges = ranges.map { QueryPlanner.intersect($0, from) }
             }
             var boundary: [UInt8]?

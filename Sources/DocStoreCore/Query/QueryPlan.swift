@@ -30,11 +30,14 @@ struct IndexRange: Hashable {
     var lowerInclusive = true
     var upper: [UInt8]?
     var upperInclusive = true
-    /// What it means, for explain.
-    var text: String
+    /// What it means, for explain (`text`).
+    var meaning: RangeText
     /// An equality: every entry in it holds the value whose encoding is `lower` (or none does),
     /// so unsaved objects can be looked up by that encoding (ChangedObjects).
     var isPoint = false
+
+    /// What it means, in words.
+    var text: String { meaning.text }
 
     /// Whether an entry key is past the upper bound.
     func isAbove(_ key: UnsafeRawBufferPointer) -> Bool {
@@ -184,6 +187,28 @@ struct QueryPlan {
         case .keys(let keys): "the \(keys.count) given object\(keys.count == 1 ? "" : "s")"
         case .union(let sources): "union of: " + sources.map { describe($0, entity: entity) }.joined(separator: "; ")
         case .empty: "nothing (the predicate is always false)"
+        }
+    }
+}
+
+/// What an index range means, for explain, put into words only when explain asks: a fetch plans
+/// every time it runs, and describing its constants (a date's description) was a few per cent
+/// of a lookup by date.
+indirect enum RangeText: Hashable {
+    case words(String)
+    /// An operator and its value: `== 2024-01-01 …`.
+    case comparison(String, QueryExpression)
+    /// Parts that all hold: joined by "and".
+    case all([RangeText])
+    /// A key path before a part: `folder == …`.
+    case path([String], RangeText)
+
+    var text: String {
+        switch self {
+        case .words(let s): return s
+        case .comparison(let op, let value): return "\(op) \(value)"
+        case .all(let parts): return parts.map(\.text).joined(separator: " and ")
+        case .path(let names, let part): return "\(names.joined(separator: ".")) \(part.text)"
         }
     }
 }

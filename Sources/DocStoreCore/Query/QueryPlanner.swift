@@ -62,13 +62,13 @@ enum QueryPlanner {
             let single = p.indexTree != nil && (!p.isUnique || p.attribute?.isOptional == false)
             switch source {
             case .scan where single:
-                source = .index(p, [IndexRange(text: "every entry")])
+                source = .index(p, [IndexRange(meaning: .words("every entry"))])
                 exact = predicate == nil
                 indexOrder = first.1.ascending
             case .scan:
                 // A compound index led by the sort key holds every object (nils included).
                 if let index = entity.compoundIndexes.first(where: { $0.elements[0] === p && !$0.isMultiValued }) {
-                    source = .compound(index, fixed: 0, [IndexRange(text: "every entry")])
+                    source = .compound(index, fixed: 0, [IndexRange(meaning: .words("every entry"))])
                     exact = predicate == nil
                     indexOrder = first.1.ascending
                 }
@@ -317,7 +317,7 @@ enum QueryPlanner {
     /// The entries two ranges of one index both admit: the higher lower bound, the lower upper
     /// bound (an exclusive bound wins a tie; a prefix bound is kept as it is).
     static func intersect(_ a: IndexRange, _ b: IndexRange) -> IndexRange {
-        var r = IndexRange(text: "\(a.text) and \(b.text)")
+        var r = IndexRange(meaning: .all([a.meaning, b.meaning]))
         // Within an equality: its value, or nothing when the other range leaves it out (then
         // the lower bound is another value, which no match holds).
         r.isPoint = a.isPoint || b.isPoint
@@ -394,34 +394,34 @@ enum QueryPlanner {
         switch c.op {
         case .equal:
             guard let b = bound(c.rhs) else { return nil }
-            return ([IndexRange(lower: b, upper: b, text: "== \(c.rhs)", isPoint: true)], 1, true)
+            return ([IndexRange(lower: b, upper: b, meaning: .comparison("==", c.rhs), isPoint: true)], 1, true)
         case .in:
             guard case .list(let items) = c.rhs else { return nil }
             var ranges: [IndexRange] = []
             var seen = Set<[UInt8]>()
             for item in items {
                 guard let b = bound(item) else { return nil }
-                if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, text: "== \(item)", isPoint: true)) }
+                if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, meaning: .comparison("==", item), isPoint: true)) }
             }
             ranges.sort { compareBytes($0.lower ?? [], $1.lower ?? []) < 0 }
             return (ranges, 2, true)
         case .less, .lessOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
-            return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, text: "\(c.op.rawValue) \(c.rhs)")], 3, !floating)
+            return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)
         case .greater, .greaterOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
-            return ([IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, text: "\(c.op.rawValue) \(c.rhs)")], 3, !floating)
+            return ([IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)
         case .between:
             guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]),
                   case .constant(let v) = bounds[0], !v.isNull, case .constant(let w) = bounds[1], !w.isNull else { return nil }
-            return ([IndexRange(lower: lo, upper: hi, text: "BETWEEN \(c.rhs)")], 3, !floating)
+            return ([IndexRange(lower: lo, upper: hi, meaning: .comparison("BETWEEN", c.rhs))], 3, !floating)
         case .beginsWith:
             guard a.type == .string, case .constant(.string(let s)) = c.rhs,
                   var prefix = Context.indexKey(.string(s), unique: true, key: 0) else { return nil }
             prefix.removeLast(2)   // the string terminator 00 01: every extension of s starts with the rest
             // Not exact: a byte prefix can end inside a character ("a\r" of "a\r\nb", "q" of
             // "q\u{301}"), which BEGINSWITH (by characters) does not match — candidates are tested.
-            return ([IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")], 3, false)
+            return ([IndexRange(lower: prefix, upper: prefix, meaning: .comparison("BEGINSWITH", c.rhs))], 3, false)
         default:
             return nil
         }
@@ -452,18 +452,18 @@ enum QueryPlanner {
         var best: (choice: Choice, fixed: Int, bounded: Bool)?
         for index in entity.compoundIndexes {
             var prefix: [UInt8] = []
-            var texts: [String] = []
+            var texts: [RangeText] = []
             var used = 0
             var fixed = 0
             for i in index.elements.indices {
                 guard let (c, b) = comparisons(index, i).lazy.compactMap({ c in equalityBound(c, index, i).map { (c, $0) } }).first
                 else { break }
                 prefix += b
-                texts.append("\(index.path(i).joined(separator: ".")) == \(c.rhs)")
+                texts.append(.path(index.path(i), .comparison("==", c.rhs)))
                 used += 1
                 fixed += 1
             }
-            var range = IndexRange(lower: prefix, upper: prefix, text: "")
+            var range = IndexRange(lower: prefix, upper: prefix, meaning: .words(""))
             var bounded = false
             var exact = !index.isMultiValued
             if fixed < index.elements.count {
@@ -476,14 +476,14 @@ enum QueryPlanner {
                     piece.lower = prefix + (piece.lower ?? [])
                     piece.upper = prefix + (piece.upper ?? [])
                     range = bounded ? intersect(range, piece) : piece
-                    texts.append("\(index.path(fixed).joined(separator: ".")) \(r.ranges[0].text)")
+                    texts.append(.path(index.path(fixed), r.ranges[0].meaning))
                     bounded = true
                     exact = exact && r.exact
                     used += 1
                 }
             }
             guard fixed > 0 || bounded else { continue }
-            range.text = texts.joined(separator: " and ")
+            range.meaning = .all(texts)
             let rank = fixed == index.elements.count && index.isUnique ? 0 : fixed > 0 ? 1 : 3
             let choice = Choice(source: .compound(index, fixed: fixed, [range]), rank: rank, exact: exact && used == conjuncts.count)
             if let b = best, (b.fixed, b.bounded ? 1 : 0) >= (fixed, bounded ? 1 : 0) { continue }
@@ -516,17 +516,17 @@ enum QueryPlanner {
         switch c.op {
         case .less, .lessOrEqual:
             guard let b = bound(c.rhs) else { return nil }
-            return ([IndexRange(lower: b.tag, upper: b.bytes, text: "\(c.op.rawValue) \(c.rhs)")], 3, false)
+            return ([IndexRange(lower: b.tag, upper: b.bytes, meaning: .comparison(c.op.rawValue, c.rhs))], 3, false)
         case .greater, .greaterOrEqual:
             guard let b = bound(c.rhs) else { return nil }
-            return ([IndexRange(lower: b.bytes, upper: b.tag, text: "\(c.op.rawValue) \(c.rhs)")], 3, false)
+            return ([IndexRange(lower: b.bytes, upper: b.tag, meaning: .comparison(c.op.rawValue, c.rhs))], 3, false)
         case .between:
             guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]), lo.tag == hi.tag else { return nil }
-            return ([IndexRange(lower: lo.bytes, upper: hi.bytes, text: "BETWEEN \(c.rhs)")], 3, false)
+            return ([IndexRange(lower: lo.bytes, upper: hi.bytes, meaning: .comparison("BETWEEN", c.rhs))], 3, false)
         case .beginsWith:
             guard case .constant(.string(let s)) = c.rhs, var prefix = documentBound(.string(s)) else { return nil }
             prefix.removeLast(2)
-            return ([IndexRange(lower: prefix, upper: prefix, text: "BEGINSWITH \(c.rhs)")], 3, false)
+            return ([IndexRange(lower: prefix, upper: prefix, meaning: .comparison("BEGINSWITH", c.rhs))], 3, false)
         default:
             return nil
         }
