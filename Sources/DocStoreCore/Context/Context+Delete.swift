@@ -25,15 +25,37 @@ extension Context {
     private func deleteNow(_ object: ManagedObject) throws(DocStoreError) {
         try check(object, "deleting")
         if object.isDeleted { return }
-        // Work on a copy of the state, so a failure leaves the context as it was.
-        journal = UndoGroup()   // records what the delete touches, to put back if it fails
+        // Keep what the delete changes, so a failure leaves the context as it was: each touched
+        // object's state before its first change, and a log of its to-many changes.
+        journal = UndoGroup()
         isPropagatingDelete = true
-        defer { isPropagatingDelete = false; journal = nil }
+        defer {
+            isPropagatingDelete = false
+            journal = nil
+            for state in journaledStates { state.changeLog = nil }
+            journaledStates = []
+        }
         do {
             try propagateDeletion([object])
         } catch {
+            for state in journaledStates { state.undoLoggedChanges() }
             if let touched = journal { _ = apply(touched) }
             throw error
+        }
+    }
+
+    /// Records `o`'s state in the delete's journal before its first change: its values, flags
+    /// and registration as they are, and its to-many states as themselves, which log their
+    /// changes from now on (a copy of each, per object deleted, was what a delete spent most on).
+    func recordForJournal(_ o: ManagedObject) {
+        guard journal != nil, journal?.states[o.key] == nil else { return }
+        journal?.states[o.key] = UndoGroup.State(object: o, key: o.key, values: o.values, flags: o.flags, toMany: o.toMany,
+                                                 registered: registry[o.key] != nil, changed: changed[o.key] != nil,
+                                                 committed: committed[o.key])
+        journal?.order.append(o.key)
+        for (_, state) in o.toMany ?? ToManyStates() where state.changeLog == nil {
+            state.changeLog = []
+            journaledStates.append(state)
         }
     }
 

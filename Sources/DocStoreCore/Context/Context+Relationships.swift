@@ -146,9 +146,7 @@ extension Context {
             let state = toManyState(of: object, p)
             if state.members != order {
                 try willChange(object, record: false)
-                state.members = order
-                state.memberSet = Set(order)
-                state.orderChanged = true
+                state.setOrder(order)
             }
         }
     }
@@ -159,9 +157,7 @@ extension Context {
         let state = toManyState(of: object, p)
         guard p.isOrdered, state.members != order else { return }
         try willChange(object, record: false)
-        state.members = order
-        state.memberSet = Set(order)
-        state.orderChanged = true
+        state.setOrder(order)
     }
 
     /// Adds `target` to a to-many relationship.

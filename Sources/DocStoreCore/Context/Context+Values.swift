@@ -16,7 +16,7 @@ extension Context {
             changed.noteValuesMayChange(object.key)    // its value index entries, if any
         }
         if observesChanges { noteChange(object.key) }
-        if journal != nil { recordState(object, in: &journal) }
+        if journal != nil { recordForJournal(object) }
         if undo?.open != nil { recordForUndo(object) }
         if object.isDeleted && !isPropagatingDelete {
             throw DocStoreError(.objectDeleted, "\(object) is deleted; it cannot be changed", entity: object.entityInfo?.name)

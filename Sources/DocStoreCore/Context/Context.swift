@@ -61,6 +61,8 @@ public final class Context {
     var prefetchedObjects: [ManagedObject] = []
     /// Open while a delete runs: the states it replaced, put back if it fails (Context+Delete.swift).
     var journal: UndoGroup?
+    /// The to-many states logging their changes for `journal` (ToManyState.changeLog).
+    var journaledStates: [ToManyState] = []
     /// The undo manager, if any (UndoManager.swift).
     var undo: UndoManager?
 
