@@ -527,7 +527,7 @@ extension Context {
             try readStore { txn in
                 for id in entity.kindIDs.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
-                    try txn.forEachRecord(of: kind) { key, _ in keys.append(key) }
+                    try txn.forEachRecordKey(of: kind) { key in keys.append(key) }
                 }
             }
             return keys

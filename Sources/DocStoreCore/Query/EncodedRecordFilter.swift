@@ -53,9 +53,7 @@ final class EncodedRecordFilter {
             switch RecordTag(rawValue: tag) {
             case .boolFalse: return .real(0)
             case .boolTrue: return .real(1)
-            case .int:
-                let z = try reader.varint()
-                return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+            case .int: return .int(try reader.zigzagInt())
             case .double: return .real(Double(bitPattern: try reader.fixed(UInt64.self)))
             case .float: return .real(Double(Float(bitPattern: try reader.fixed(UInt32.self))))
             case .date: return .date(Double(bitPattern: try reader.fixed(UInt64.self)))

@@ -344,6 +344,12 @@ struct RecordReader {
         offset += size
     }
 
+    /// An integer's payload: a zigzag varint (Format/record.md § Type tags).
+    mutating func zigzagInt() throws(DocStoreError) -> Int64 {
+        let z = try varint()
+        return Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1)))
+    }
+
     mutating func value() throws(DocStoreError) -> StoredValue {
         let at = offset
         let raw = try byte()
@@ -351,9 +357,7 @@ struct RecordReader {
         switch tag {
         case .boolFalse: return .bool(false)
         case .boolTrue: return .bool(true)
-        case .int:
-            let z = try varint()
-            return .int(Int64(bitPattern: (z >> 1) ^ (0 &- (z & 1))))
+        case .int: return .int(try zigzagInt())
         case .double: return .double(Double(bitPattern: try fixed(UInt64.self)))
         case .float: return .float(Float(bitPattern: try fixed(UInt32.self)))
         case .decimal:

@@ -5,16 +5,16 @@
 internal import DocStoreEngine
 
 extension Transaction {
-    /// Calls `body` with each record of `entity`, in primary-key order.
+    /// Calls `body` with each record of `entity`, in primary-key order, as an array of its own
+    /// (for a caller that keeps it; `forEachRecordInPlace` copies nothing).
     func forEachRecord(of entity: EntityInfo, _ body: (UInt64, [UInt8]) throws -> Void) throws {
-        guard try treeExists(entity.recordsTree) else { return }
-        let end = PrimaryKey.make(entity: entity.id + 1, sequence: 0)
-        var cursor = try cursor(in: entity.recordsTree)
-        var entry = try cursor.seek(to: PrimaryKey.bytes(PrimaryKey.make(entity: entity.id, sequence: 0)))
-        while let (k, bytes) = entry, let key = PrimaryKey.read(k), key < end {
-            try body(key, bytes)
-            entry = try cursor.next()
-        }
+        try forEachRecordInPlace(of: entity) { key, bytes in try body(key, Array(bytes)) }
+    }
+
+    /// Calls `body` with the primary key of each record of `entity`, in order (its bytes are not
+    /// copied).
+    func forEachRecordKey(of entity: EntityInfo, _ body: (UInt64) throws -> Void) throws {
+        try forEachRecordInPlace(of: entity) { key, _ in try body(key) }
     }
 }
 

@@ -27,7 +27,7 @@ public struct StoreSummary: Sendable {
                 var entities: [(name: String, objects: Int)] = []
                 for entity in model.entities {
                     var count = 0
-                    try txn.forEachRecord(of: entity) { _, _ in count += 1 }
+                    try txn.forEachRecordKey(of: entity) { _ in count += 1 }
                     entities.append((entity.name, count))
                 }
                 return StoreSummary(schemaVersion: Int(catalog.schemaVersion), entities: entities, trees: describeTrees(model))
