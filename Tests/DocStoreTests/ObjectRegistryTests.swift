@@ -63,7 +63,7 @@ import Testing
                 }
             }
         }
-        registry.removeAll()
+        for key in reference.keys { registry.removeValue(forKey: key) }
         var iterator = registry.makeIterator()
         #expect(registry.isEmpty && iterator.next() == nil)
     }

@@ -222,16 +222,22 @@ import Testing
         #expect(controller.fetchCount == fetches && controller.changesApplied > 100, "\(controller.changesApplied) applied")
     }
 
+    /// Two notes with these titles, inserted into `context` and saved.
+    static func savedPair(_ first: String, _ second: String, in context: Context) throws -> (Note, Note) {
+        let pair = (Note(title: first), Note(title: second))
+        try context.insert(pair.0)
+        try context.insert(pair.1)
+        try context.save()
+        return pair
+    }
+
     /// FR4 and events posted outside processPendingChanges: placing the merged object processes
     /// the context's pending delete first, whose own event changes the list — the merged object's
     /// old place is found after that, not before.
     @Test func aMergeThatProcessesPendingChangesFirstKeepsTheListWhole() throws {
         let store = try store()
         let writer = Context(store: store)
-        let (n, m) = (Note(title: "a"), Note(title: "b"))
-        try writer.insert(n)
-        try writer.insert(m)
-        try writer.save()
+        let (n, m) = try Self.savedPair("a", "b", in: writer)
         let c = Context(store: store)
         let controller = try FetchedResultsController(fetchRequest: FetchRequest<Note>(sortDescriptors: [SortKey("title")]), context: c)
         try controller.performFetch()
@@ -253,10 +259,7 @@ import Testing
     @Test func aChildContextsListFollowsItsParentsUnsavedValues() throws {
         let store = try store()
         let parent = Context(store: store)
-        let (a, b) = (Note(title: "b"), Note(title: "c"))
-        try parent.insert(a)
-        try parent.insert(b)
-        try parent.save()
+        let (a, b) = try Self.savedPair("b", "c", in: parent)
         a.title = "z"                                        // unsaved in the parent
         let child = Context(parent: parent)
         let request = FetchRequest<Note>(sortDescriptors: [SortKey("title")])

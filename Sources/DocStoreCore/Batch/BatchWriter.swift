@@ -264,8 +264,7 @@ final class BatchWriter {
                 try IndexEntries.remove(key: key, entity, values: old, txn, affected: { $0.intersects(changedSlots) })
                 IndexEntries.add(key: key, entity, values: values, to: &second, affected: { $0.intersects(changedSlots) })
             }
-            second.put(entity.record(values, rowVersion: version + 1, schemaVersion: schemaVersion),
-                       for: PrimaryKey.bytes(key), in: entity.recordsTree)
+            second.putRecord(values, of: entity, key: key, rowVersion: version + 1, schemaVersion: schemaVersion)
             let fields = n.fields.sorted()
             if let i = Self.index(of: key, in: changes) {
                 guard changes[i].kind == .update else { continue }     // an insert says it all

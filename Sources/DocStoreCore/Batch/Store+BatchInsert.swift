@@ -135,8 +135,7 @@ struct BatchInserter {
         guard problems.isEmpty else { return }     // BI2: nothing more is written once a row failed
         let key = store.nextKey(for: entity)
         keys.append(key)
-        writer.batch.put(entity.record(row.values, rowVersion: 1, schemaVersion: store.catalog.schemaVersion),
-                         for: PrimaryKey.bytes(key), in: entity.recordsTree)
+        writer.batch.putRecord(row.values, of: entity, key: key, rowVersion: 1, schemaVersion: store.catalog.schemaVersion)
         IndexEntries.add(key: key, entity, values: row.values, to: &writer.batch)
         for slot in entity.recordSlots {
             guard case .reference(let target) = row.values[slot] else { continue }

@@ -101,6 +101,7 @@ extension Context {
                     try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.values, txn)
                 }
                 var batch = WriteBatch()
+                let schemaVersion = store.catalog.schemaVersion
                 for o in objects {
                     guard let entity = o.entityInfo else { continue }
                     if o.isDeleted {
@@ -110,10 +111,7 @@ extension Context {
                         continue
                     }
                     if rewritten.contains(o.key) {
-                        let schemaVersion = store.catalog.schemaVersion
-                        batch.put(for: PrimaryKey.bytes(o.key), in: entity.recordsTree, capacity: entity.recordCapacity(o.values)) { out in
-                            entity.appendRecord(o.values, rowVersion: o.rowVersion + 1, schemaVersion: schemaVersion, to: &out)
-                        }
+                        batch.putRecord(o.values, of: entity, key: o.key, rowVersion: o.rowVersion + 1, schemaVersion: schemaVersion)
                     }
                     if valuesChanged.contains(o.key) {
                         IndexEntries.add(key: o.key, entity, values: o.values, to: &batch)
@@ -549,10 +547,13 @@ struct WriteBatch {
         puts[last].entries.append(key: key, value: value)
     }
 
-    /// Puts under `key` the value `writeValue` appends in place (at most about `capacity` bytes).
-    mutating func put(for key: [UInt8], in tree: String, capacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
-        select(tree)
-        puts[last].entries.append(key: key, valueCapacity: capacity, writeValue)
+    /// Puts the record of `values` under `key` in its entity's records tree, encoded straight
+    /// into the batch (no array per record).
+    mutating func putRecord(_ values: [StoredValue], of entity: EntityInfo, key: UInt64, rowVersion: UInt64, schemaVersion: UInt32) {
+        select(entity.recordsTree)
+        puts[last].entries.append(key: PrimaryKey.bytes(key), valueCapacity: entity.recordCapacity(values)) { out in
+            entity.appendRecord(values, rowVersion: rowVersion, schemaVersion: schemaVersion, to: &out)
+        }
     }
 
     /// Makes `tree`'s entries the ones `last` names.

@@ -138,12 +138,6 @@ struct ObjectRegistry: Sequence {
         }
     }
 
-    /// Forgets every object, keeping the table's size.
-    mutating func removeAll() {
-        for i in slots.indices { slots[i] = Slot() }
-        count = 0
-    }
-
     struct Iterator: IteratorProtocol {
         fileprivate let slots: ContiguousArray<Slot>
         fileprivate var index = 0

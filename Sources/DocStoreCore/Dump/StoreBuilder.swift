@@ -43,8 +43,7 @@ final class StoreBuilder {
     /// Adds the object `key` of `entity` with its values by slot (its to-ones among them) and
     /// its to-many targets by slot, in order (SB2).
     func add(_ key: UInt64, _ entity: EntityInfo, values: [StoredValue], toMany: [(slot: Int, targets: [UInt64])]) throws(DocStoreError) {
-        batch.put(entity.record(values, rowVersion: 1, schemaVersion: catalog.schemaVersion),
-                  for: PrimaryKey.bytes(key), in: entity.recordsTree)
+        batch.putRecord(values, of: entity, key: key, rowVersion: 1, schemaVersion: catalog.schemaVersion)
         IndexEntries.add(key: key, entity, values: values, to: &batch)
         for (slot, targets) in toMany {
             for (i, target) in targets.enumerated() { batch.putLink(key, entity.properties[slot], target, position: i) }

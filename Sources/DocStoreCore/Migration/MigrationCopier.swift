@@ -230,9 +230,8 @@ struct MigrationCopier {
                     batch.put(q.isOrdered ? PrimaryKey.bytes(object.key) : [], for: q.isOrdered ? orderedKey(target, object.key) : linkKey(target, object.key), in: q.linkTree)
                 }
             }
-            batch.put(object.entity.record(written, rowVersion: object === newObject ? rowVersion + 1 : 1,
-                                         schemaVersion: newCatalog.schemaVersion),
-                      for: PrimaryKey.bytes(object.key), in: object.entity.recordsTree)
+            batch.putRecord(written, of: object.entity, key: object.key, rowVersion: object === newObject ? rowVersion + 1 : 1,
+                            schemaVersion: newCatalog.schemaVersion)
             IndexEntries.add(key: object.key, object.entity, values: written, to: &batch)
             for (slot, targets) in object.toMany.sorted(by: { $0.key < $1.key }) {
                 recordEdit(object.key, object.entity.properties[slot], targets, &batch, &state)

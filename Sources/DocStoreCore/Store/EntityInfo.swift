@@ -178,14 +178,6 @@ final class EntityInfo: Sendable {
         slotByName[name].map { properties[$0] }
     }
 
-    /// The record of an object of this entity with `values` by slot (Format/record.md § Record).
-    func record(_ values: [StoredValue], rowVersion: UInt64, schemaVersion: UInt32) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(recordCapacity(values))
-        appendRecord(values, rowVersion: rowVersion, schemaVersion: schemaVersion, to: &out)
-        return out
-    }
-
     /// The most bytes `appendRecord` writes for `values`.
     func recordCapacity(_ values: [StoredValue]) -> Int {
         var size = RecordCoding.headerCapacity

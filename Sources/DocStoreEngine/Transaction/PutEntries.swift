@@ -101,9 +101,4 @@ public struct PutEntries: Sendable {
         PutBuffer.keyOrder(count, prefixes: { i in withEntry(i) { key, _ in PutBuffer.prefixes(key) } },
                            compare: { i, j in withEntry(i) { a, _ in withEntry(j) { b, _ in compareKeys(a, b) } } })
     }
-
-    /// Entry `i`'s key as an array (for the few paths that keep a key).
-    func key(_ i: Int) -> [UInt8] {
-        withEntry(i) { key, _ in Array(key) }
-    }
 }
