@@ -175,4 +175,24 @@ func randomComponent(_ rng: inout SplitMix64) -> KeyComponent {
         // Fewer components than asked for is an error with an offset, not a short answer.
         #expect(throws: KeyDecodingError.self) { try KeyEncoding.prefixLength(encoded, components: 4) }
     }
+
+    /// The in-place length (components skipped, not decoded) agrees with the decoding one on
+    /// every type and count, and refuses what is cut short or unknown instead of trapping.
+    @Test func prefixLengthInPlaceAgreesWithDecoding() throws {
+        let all: [KeyComponent] = [.null, .bool(true), .int(-9), .uint(7), .double(-0.5), .date(Date(timeIntervalSinceReferenceDate: 3)),
+                                   .string("a\u{0}é"), .bytes([0, 0xFF, 1]), .uuid(UUID()), .string("")]
+        let entry = KeyEncoding.encode(all) + [0, 0, 0, 0, 0, 0, 0, 42]
+        for n in 0...all.count {
+            let inPlace = try entry.withUnsafeBytes { raw in try KeyEncoding.prefixLength(raw, components: n) }
+            #expect(inPlace == (try KeyEncoding.prefixLength(entry, components: n)), "\(n) components")
+        }
+        let encoded = KeyEncoding.encode(all)
+        var refused = 0
+        for cut in 0..<encoded.count {
+            let short = Array(encoded.prefix(cut))
+            if (try? short.withUnsafeBytes { raw in try KeyEncoding.prefixLength(raw, components: all.count) }) == nil { refused += 1 }
+        }
+        #expect(refused == encoded.count, "every cut key is refused")
+        #expect(throws: KeyDecodingError.self) { try [UInt8]([0x77, 1]).withUnsafeBytes { raw in try KeyEncoding.prefixLength(raw, components: 1) } }
+    }
 }

@@ -200,6 +200,34 @@ import Testing
         #expect(byStage.contains("Card(stage, priority, title)") && byStage.contains("forward"), "\(byStage)")
     }
 
+    /// A walk of an index in sort order meets the ties of a sort value in entry order: by the
+    /// elements after it (stage, priority, title sorted by priority: by title), or backwards.
+    /// F3 orders ties by primary key, whichever way the walk goes, with or without a window.
+    @Test func tiesComeInKeyOrderWhicheverWayTheIndexIsWalked() throws {
+        let (_, c, boards) = try Self.makeStore(count: 300, seed: 5)
+        for limit in [0, 4, 25] {
+            for ascending in [true, false] {
+                let byPriority = try checkAgainstOracle(c, try QueryPredicate(format: "stage == 'todo'"),
+                                                        sort: [SortKey("priority", ascending: ascending)], limit: limit)
+                #expect(byPriority.contains("Card(stage, priority, title)") && byPriority.contains(ascending ? "forward" : "backward"), "\(byPriority)")
+                let byDue = try checkAgainstOracle(c, try QueryPredicate(format: "board == %@", boards[1]),
+                                                   sort: [SortKey("due", ascending: ascending)], limit: limit)
+                #expect(byDue.contains(ascending ? "forward" : "backward"), "\(byDue)")
+            }
+        }
+        // Unsaved cards take their places among the stored ones.
+        for i in 0..<3 {
+            let card = Card()
+            card.title = "unsaved \(i)"
+            card.stage = "todo"
+            card.priority = i
+            try c.insert(card)
+        }
+        for ascending in [true, false] {
+            try checkAgainstOracle(c, try QueryPredicate(format: "stage == 'todo'"), sort: [SortKey("priority", ascending: ascending)])
+        }
+    }
+
     @Test func indexesFollowEditsAndDeletes() throws {
         let (store, c, boards) = try Self.makeStore(count: 60, seed: 11)
         try checkIndexTrees(store)

@@ -123,6 +123,30 @@ import Testing
         #expect(first.map { $0["code"] as? String } == [nil, nil, "a"])
     }
 
+    /// `x IN {nil, …}` does not match a nil x, but an index holds nils under the nil item's
+    /// bound: the index cannot answer it alone, and fetch and count agree with evaluation.
+    @Test func inWithNilIsTestedNotAnsweredByTheIndex() throws {
+        let schema = Schema(entities: [
+            EntityDescription(name: "Reading", attributes: [
+                AttributeDescription(name: "level", type: .int64, isOptional: true, isIndexed: true),
+            ]),
+        ])
+        let store = try Store.inMemory(schema: schema)
+        let c = Context(store: store)
+        for level in [1, nil, 2, nil, 1] as [Int?] {
+            try c.insertObject(forEntityName: "Reading").setValue(level, forKey: "level")
+        }
+        try c.save()
+        let fresh = Context(store: store)
+        for format in ["level IN {nil, 1}", "level IN {1, nil, 2}", "level IN {nil}", "level IN {1}"] {
+            let request = FetchRequest<ManagedObject>(entityName: "Reading", predicate: try QueryPredicate(format: format))
+            let expected = try fresh.fetch(FetchRequest<ManagedObject>(entityName: "Reading")).filter { try request.predicate?.evaluate(with: $0) ?? true }
+            #expect(try fresh.fetch(request).count == expected.count, "\(format)")
+            #expect(try fresh.count(for: request) == expected.count, "\(format)")
+        }
+        #expect(try fresh.count(for: FetchRequest<ManagedObject>(entityName: "Reading", predicate: try QueryPredicate(format: "level IN {nil, 1}"))) == 2)
+    }
+
     /// F4: a count the index answers alone reads no record; with a filter beyond the index, or
     /// an unsaved change of the entity, it reads records and still counts right.
     @Test func aCountTheIndexAnswersReadsNoRecord() throws {

@@ -32,10 +32,11 @@ final class CandidateReading {
         return filter
     }
 
-    init(_ entity: EntityInfo, _ plan: QueryPlan, wholeRecords: Bool, filter: QuerySlotFilter?, _ evaluator: QueryEvaluator) {
+    init(_ entity: EntityInfo, _ plan: QueryPlan, wholeRecords: Bool, filter: QuerySlotFilter?, testsPredicate: Bool = true,
+         _ evaluator: QueryEvaluator) {
         self.entity = entity
         // Nothing to test and whole records wanted: decode once, whole, not first in part.
-        if let names = plan.rootProperties, !(names.isEmpty && wholeRecords) {
+        if let names = plan.rootProperties, !((names.isEmpty || !testsPredicate) && wholeRecords) {
             let table = entity.slotForField.map { slot in slot >= 0 && names.contains(entity.properties[slot].name) ? slot : -1 }
             var slots = [Bool](repeating: false, count: entity.properties.count)
             for slot in table where slot >= 0 { slots[slot] = true }

@@ -221,8 +221,8 @@ extension Context {
                              wholeRecords: Bool, windowed: Bool = true, countOnly: Bool,
                              keysOnly: Bool = false) throws(DocStoreError) -> (rows: [QueryRow], count: Int) {
         var tally = 0
-        /// Whether `rows` are already in the request's order: an ascending walk of the index of
-        /// its one sort key, whose entries are (value, primary key) — ties in key order, as F3.
+        /// Whether `rows` are already in the request's order: a walk of the index of its one sort
+        /// key, either way, with each run of ties put in key order (F3).
         var inSortOrder = false
         let limit = windowed ? request.fetchLimit : 0
         let offset = windowed ? request.fetchOffset : 0
@@ -246,8 +246,11 @@ extension Context {
             return noPending || !shadowed(key)
         }
 
+        // An index that answers the predicate exactly yields only matches: its stored candidates
+        // are not tested again (unsaved objects still are, F2).
+        let testsStored = !(plan.sourceIsExact && plan.source.indexRead != nil)
         // The common predicate shape, compiled to slots (QuerySlotFilter); else the evaluator.
-        let slotFilter = plan.predicate.flatMap { QuerySlotFilter($0, entity: plan.entity) }
+        let slotFilter = testsStored ? plan.predicate.flatMap { QuerySlotFilter($0, entity: plan.entity) } : nil
         // Per entity: how its candidates are read (CandidateReading); the last entity is kept
         // at hand, as candidates mostly share one.
         var perEntity: [UInt32: CandidateReading] = [:]
@@ -261,7 +264,8 @@ extension Context {
             }
             guard let entity = store.model.entity(id: id) else { return nil }
             // F5's anchor compares decoded sort values: with an anchor, decode first.
-            let reading = CandidateReading(entity, plan, wholeRecords: wholeRecords, filter: anchor == nil ? slotFilter : nil, evaluator)
+            let reading = CandidateReading(entity, plan, wholeRecords: wholeRecords, filter: anchor == nil ? slotFilter : nil,
+                                           testsPredicate: testsStored, evaluator)
             perEntity[id] = reading
             lastEntity = reading
             return reading
@@ -301,7 +305,7 @@ extension Context {
             let matched: Bool
             if let slotFilter {
                 matched = try slotFilter.matches(scratch, evaluator)
-            } else if let p = plan.predicate {
+            } else if testsStored, let p = plan.predicate {
                 matched = try evaluator.test(p, key: key, values: scratch, available: partial?.slots)
             } else {
                 matched = true
@@ -338,12 +342,31 @@ extension Context {
                 ranges = ranges.map { QueryPlanner.intersect($0, from) }
             }
             var boundary: [UInt8]?
-            inSortOrder = ascending && plan.sorts.count == 1
+            inSortOrder = plan.sorts.count == 1
+            // F3 orders ties by primary key; the walk meets them in entry order, which is that
+            // only ascending with nothing but the primary key after the sort value. Otherwise the
+            // rows of each run of one sort value are put in key order as the run ends.
+            let orderTies = reader.mayHaveTies && !(ascending && reader.ascendingTiesInKeyOrder)
+            var tieStart = rows.count
+            var tieValue: [UInt8] = []
+            func endTies() {
+                if rows.count - tieStart > 1 { rows[tieStart...].sort { $0.key < $1.key } }
+                tieStart = rows.count
+            }
             try readStore { txn in
                 var lookup = RecordLookup(txn)
                 for range in ascending ? ranges : ranges.reversed() {
                     var stop = false
                     try walk(range, of: reader, descending: !ascending, txn, counting: evaluator) { entryKey, key in
+                        if orderTies {
+                            let n = try reader.sortValueLength(entryKey)
+                            let value = UnsafeRawBufferPointer(rebasing: entryKey[..<n])
+                            if compareBytes(value, tieValue) != 0 {
+                                endTies()
+                                tieValue.removeAll(keepingCapacity: true)
+                                tieValue.append(contentsOf: value)
+                            }
+                        }
                         // Past the window, read on only through the ties of its last value.
                         if let boundary { if try reader.sortValue(Array(entryKey)) != boundary { stop = true; return false } }
                         if keysOnly && plan.predicate == nil && anchor == nil {
@@ -357,6 +380,7 @@ extension Context {
                     if stop { break }
                 }
             }
+            if orderTies { endTies() }
         default:
             // The candidates' records are read in one transaction, in key order (RecordLookup).
             // One range of an index with one entry per object yields each key once.

@@ -90,11 +90,19 @@ struct IndexReader {
     let sortComponents: Int?
     let propertyName: String
 
+    /// A walk in ascending order meets the entries of one sort value in primary-key order: only
+    /// the primary key (or nothing) follows the sort value in an entry key.
+    let ascendingTiesInKeyOrder: Bool
+    /// Two entries can have one sort value (a unique single-property index holds each value once).
+    let mayHaveTies: Bool
+
     init(_ p: PropertyInfo) {
         tree = p.indexTree ?? ""
         primaryKeyInValue = p.isUnique
         sortComponents = nil
         propertyName = p.name
+        ascendingTiesInKeyOrder = true
+        mayHaveTies = !p.isUnique
     }
 
     init(_ index: CompoundIndex, fixed: Int) {
@@ -102,14 +110,24 @@ struct IndexReader {
         primaryKeyInValue = true
         sortComponents = min(fixed + 1, index.elements.count)
         propertyName = index.propertyList
+        ascendingTiesInKeyOrder = fixed + 1 >= index.elements.count
+        mayHaveTies = true
     }
 
     /// The part of an entry key a sort compares: the value without the primary key a
     /// non-unique entry ends with; for a compound index, its fixed elements and the next one.
     func sortValue(_ entryKey: [UInt8]) throws(DocStoreError) -> [UInt8] {
-        guard let n = sortComponents else { return primaryKeyInValue ? entryKey : Array(entryKey.dropLast(8)) }
+        let n: Result<Int, DocStoreError> = entryKey.withUnsafeBytes { raw in
+            do throws(DocStoreError) { return .success(try sortValueLength(raw)) } catch { return .failure(error) }
+        }
+        return Array(entryKey.prefix(try n.get()))
+    }
+
+    /// The length of an entry key's sort value (see `sortValue`), read in place.
+    func sortValueLength(_ entryKey: UnsafeRawBufferPointer) throws(DocStoreError) -> Int {
+        guard let n = sortComponents else { return primaryKeyInValue ? entryKey.count : max(0, entryKey.count - 8) }
         do {
-            return Array(entryKey.prefix(try KeyEncoding.prefixLength(entryKey, components: n)))
+            return try KeyEncoding.prefixLength(entryKey, components: n)
         } catch {
             throw DocStoreError(.corrupt, "an entry of index \(tree) is not a valid key (\(error))", property: propertyName)
         }

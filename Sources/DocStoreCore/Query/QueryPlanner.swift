@@ -53,14 +53,18 @@ enum QueryPlanner {
             source = chosen.source
             exact = chosen.exact
         }
-        // An index walked in the order of the first sort key, when a window is asked for.
+        // An index walked in the order of the first sort key: when a window is asked for (the
+        // walk stops past it), or when the predicate chose that index and there is no other
+        // sort key (the rows come in order, nothing is sorted).
         var indexOrder: Bool?
-        if limit > 0, let first = sortExpressions.first, first.1.options.isEmpty,
+        if limit > 0 || sortExpressions.count == 1, let first = sortExpressions.first, first.1.options.isEmpty,
            case .keyPath(.evaluatedObject, let names) = first.0, names.count == 1,
            let p = entity.property(named: names[0]) {
             // A unique index holds no nils: it orders every object only if the value is required.
             let single = p.indexTree != nil && (!p.isUnique || p.attribute?.isOptional == false)
             switch source {
+            case .scan where limit == 0:
+                break
             case .scan where single:
                 source = .index(p, [IndexRange(meaning: .words("every entry"))])
                 exact = predicate == nil
@@ -404,7 +408,10 @@ enum QueryPlanner {
                 if seen.insert(b).inserted { ranges.append(IndexRange(lower: b, upper: b, meaning: .comparison("==", item), isPoint: true)) }
             }
             ranges.sort { compareBytes($0.lower ?? [], $1.lower ?? []) < 0 }
-            return (ranges, 2, true)
+            // `x IN {nil, …}` does not match a nil x (as SQL's IN), though the index holds nils
+            // under the nil item's bound: then candidates are tested.
+            let listsNil = items.contains { if case .constant(let v) = $0 { v.isNull } else { false } }
+            return (ranges, 2, !listsNil)
         case .less, .lessOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
             return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)

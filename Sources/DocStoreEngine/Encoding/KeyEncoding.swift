@@ -168,6 +168,47 @@ public enum KeyEncoding {
         return try result.get()
     }
 
+    /// The length in bytes of the first `count` components of a key in place, found by skipping
+    /// them (nothing is decoded or copied): what a walk in index order compares to tell ties.
+    /// Checks the structure only (tags, widths, terminators), not the values.
+    public static func prefixLength(_ bytes: UnsafeRawBufferPointer, components count: Int) throws(KeyDecodingError) -> Int {
+        var i = 0, seen = 0
+        let n = bytes.count
+        while seen < count {
+            guard i < n else { throw KeyDecodingError(offset: i, reason: "the key has \(seen) components, not \(count)") }
+            let start = i
+            let width: Int
+            switch bytes[i] {
+            case 0x05: width = 0
+            case 0x10: width = 1
+            case 0x20, 0x28, 0x30, 0x38: width = 8
+            case 0x50: width = 16
+            case 0x40, 0x48:
+                i += 1
+                while true {
+                    guard i + 1 < n else { throw KeyDecodingError(offset: start, reason: "a string or byte string has no terminator") }
+                    if bytes[i] == 0 {
+                        if bytes[i + 1] == 0x01 { i += 2; break }
+                        guard bytes[i + 1] == 0xFF else {
+                            throw KeyDecodingError(offset: i, reason: "a zero byte is followed by 0x\(String(bytes[i + 1], radix: 16)), not 0xff or 0x01")
+                        }
+                        i += 2
+                    } else {
+                        i += 1
+                    }
+                }
+                seen += 1
+                continue
+            default:
+                throw KeyDecodingError(offset: start, reason: "unknown type tag 0x\(String(bytes[i], radix: 16))")
+            }
+            guard n - i - 1 >= width else { throw KeyDecodingError(offset: start, reason: "a \(width)-byte value is cut short (\(n - i - 1) bytes left)") }
+            i += 1 + width
+            seen += 1
+        }
+        return i
+    }
+
     /// Decodes up to `limit` components from the start of raw bytes; returns them and the
     /// number of bytes they take.
     static func decode(_ bytes: UnsafeRawBufferPointer, atMost limit: Int) throws(KeyDecodingError) -> (components: [KeyComponent], length: Int) {
