@@ -594,12 +594,25 @@ struct WriteBatch {
         return out
     }
 
-    /// Puts everything (after `uniqueClashes` found none).
-    func apply(_ txn: WriteTransaction) throws {
+    /// Whether the batch holds no entry (as after `apply`).
+    var isEmpty: Bool { uniques.isEmpty && puts.allSatisfy { $0.entries.isEmpty } }
+
+    /// Puts everything (after `uniqueClashes` found none), and empties the batch as it goes:
+    /// each tree's entries are freed once they are in its pages and the log, so a large save
+    /// does not hold every tree's entries while the last tree's pages are made.
+    mutating func apply(_ txn: WriteTransaction) throws {
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
         }
-        for (tree, entries) in puts.sorted(by: { $0.tree < $1.tree }) { try txn.put(entries: entries, in: tree) }
+        uniques = [:]
+        for i in puts.indices.sorted(by: { puts[$0].tree < puts[$1].tree }) {
+            let entries = puts[i].entries
+            puts[i].entries = PutEntries()
+            try txn.put(entries: entries, in: puts[i].tree)
+        }
+        puts = []
+        treeIndex = [:]
+        last = 0
     }
 }
 

@@ -56,7 +56,7 @@ final class StoreBuilder {
     /// Writes what waits in one transaction (SB3).
     private func flush() throws(DocStoreError) {
         guard pending > 0 else { return }
-        let waiting = batch
+        var waiting = batch
         batch = WriteBatch()
         pending = 0
         try Store.write(engine) { txn in

@@ -415,8 +415,8 @@ extension Context {
 
         // F3: order, then the window.
         if ordered || offset > 0 || limit > 0 {
-            if inSortOrder && rows.count == storedRows {
-                // F6: already in order.
+            if (inSortOrder || plan.sorts.isEmpty) && rows.count == storedRows {
+                // F6: already in order (with no sort keys, every source reads in key order).
             } else if inSortOrder && (rows.count - storedRows) * 64 < storedRows {
                 rows = try mergingPending(rows, storedCount: storedRows, plan, evaluator)
             } else {
