@@ -32,6 +32,8 @@ final class CandidateReading {
         return filter
     }
 
+    /// `testsPredicate`: false when the candidates need no test (an exact index's), so a fetch
+    /// that wants whole records decodes each once, whole.
     init(_ entity: EntityInfo, _ plan: QueryPlan, wholeRecords: Bool, filter: QuerySlotFilter?, testsPredicate: Bool = true,
          _ evaluator: QueryEvaluator) {
         self.entity = entity

@@ -2,13 +2,16 @@
 // QueryPlanner.
 //
 //   F1  Candidates come from the plan's source; each is tested against the whole predicate
-//       with the values the request asks for (unsaved ones by default). Objects are made only
+//       with the values the request asks for (unsaved ones by default) — except stored ones
+//       from an index that answers the predicate exactly (F4's case). Objects are made only
 //       for the results, after the window is cut.
 //   F2  With pending changes included, the context's inserted and changed objects of the entity
 //       are tested with their unsaved values instead of their stored ones, and its deleted
 //       objects are left out — whatever the source said.
 //   F3  Results are ordered by the sort keys, then by primary key (so ties and unsorted fetches
-//       are deterministic); the window (offset, limit) is applied last.
+//       are deterministic); the window (offset, limit) is applied last. A walk of the index of
+//       the one sort key yields that order, either way, once each run of ties is put in key
+//       order as it ends; every source yields key order, so an unsorted fetch sorts nothing.
 //   F4  count(for:) reads only index entries when the plan's index answers the predicate alone
 //       and no unsaved object of the entity could change the answer.
 //   F6  Keys in the order of one indexed sort key, with no predicate (a results controller's

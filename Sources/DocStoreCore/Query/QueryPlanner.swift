@@ -97,45 +97,46 @@ enum QueryPlanner {
     /// The first property name of every key path that starts at SELF (a superset of what the
     /// fetched object's record must provide: inside a SUBQUERY, SELF is the member).
     static func collectRootNames(_ p: QueryPredicate, into names: inout Set<String>) {
-        var paths = Set<[String]>()
-        collectRootPaths(p, into: &paths)
-        for path in paths { if let first = path.first { names.insert(first) } }
+        forEachRootPath(p) { names.insert($0[0]) }
     }
 
     static func collectRootNames(_ e: QueryExpression, into names: inout Set<String>) {
-        var paths = Set<[String]>()
-        collectRootPaths(e, into: &paths)
-        for path in paths { if let first = path.first { names.insert(first) } }
+        forEachRootPath(e) { names.insert($0[0]) }
     }
 
     /// Every key path that starts at SELF, whole (`["folder", "name"]`).
     static func collectRootPaths(_ p: QueryPredicate, into paths: inout Set<[String]>) {
+        forEachRootPath(p) { paths.insert($0) }
+    }
+
+    /// Calls `visit` with each key path that starts at SELF (not empty; repeats included).
+    static func forEachRootPath(_ p: QueryPredicate, _ visit: ([String]) -> Void) {
         switch p {
         case .constant: return
-        case .and(let ps), .or(let ps): for q in ps { collectRootPaths(q, into: &paths) }
-        case .not(let q): collectRootPaths(q, into: &paths)
+        case .and(let ps), .or(let ps): for q in ps { forEachRootPath(q, visit) }
+        case .not(let q): forEachRootPath(q, visit)
         case .comparison(let c):
-            collectRootPaths(c.lhs, into: &paths)
-            collectRootPaths(c.rhs, into: &paths)
+            forEachRootPath(c.lhs, visit)
+            forEachRootPath(c.rhs, visit)
         }
     }
 
-    static func collectRootPaths(_ e: QueryExpression, into paths: inout Set<[String]>) {
+    static func forEachRootPath(_ e: QueryExpression, _ visit: ([String]) -> Void) {
         switch e {
         case .constant, .variable, .evaluatedObject: return
-        case .keyPath(.evaluatedObject, let path): if !path.isEmpty { paths.insert(path) }
-        case .keyPath(let base, _), .aggregate(_, let base, _), .negated(let base): collectRootPaths(base, into: &paths)
-        case .list(let items): for item in items { collectRootPaths(item, into: &paths) }
+        case .keyPath(.evaluatedObject, let path): if !path.isEmpty { visit(path) }
+        case .keyPath(let base, _), .aggregate(_, let base, _), .negated(let base): forEachRootPath(base, visit)
+        case .list(let items): for item in items { forEachRootPath(item, visit) }
         case .subquery(let collection, _, let p):
-            collectRootPaths(collection, into: &paths)
-            collectRootPaths(p, into: &paths)
+            forEachRootPath(collection, visit)
+            forEachRootPath(p, visit)
         case .arithmetic(_, let a, let b), .coalesce(let a, let b):
-            collectRootPaths(a, into: &paths)
-            collectRootPaths(b, into: &paths)
+            forEachRootPath(a, visit)
+            forEachRootPath(b, visit)
         case .conditional(let p, let a, let b):
-            collectRootPaths(p, into: &paths)
-            collectRootPaths(a, into: &paths)
-            collectRootPaths(b, into: &paths)
+            forEachRootPath(p, visit)
+            forEachRootPath(a, visit)
+            forEachRootPath(b, visit)
         }
     }
 
