@@ -157,13 +157,7 @@ public enum KeyEncoding {
     /// not components, such as the primary key ending an index entry).
     public static func prefixLength(_ bytes: [UInt8], components count: Int) throws(KeyDecodingError) -> Int {
         let result: Result<Int, KeyDecodingError> = bytes.withUnsafeBytes { raw in
-            do throws(KeyDecodingError) {
-                let (components, length) = try decode(raw, atMost: count)
-                guard components.count == count else {
-                    throw KeyDecodingError(offset: length, reason: "the key has \(components.count) components, not \(count)")
-                }
-                return .success(length)
-            } catch { return .failure(error) }
+            do throws(KeyDecodingError) { return .success(try prefixLength(raw, components: count)) } catch { return .failure(error) }
         }
         return try result.get()
     }
