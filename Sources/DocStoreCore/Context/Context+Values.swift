@@ -104,7 +104,7 @@ extension Context {
     /// An attribute's stored value (loading the object first).
     func stored(of object: ManagedObject, slot: Int) throws(DocStoreError) -> StoredValue {
         try fulfill(object)
-        return object.values[slot]
+        return object.loadedValue(slot)
     }
 
     // MARK: - Changed and committed values

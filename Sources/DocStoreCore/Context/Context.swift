@@ -335,21 +335,30 @@ public final class Context {
     }
 
     func load(_ object: ManagedObject, _ entity: EntityInfo, from bytes: [UInt8]?) throws(DocStoreError) {
-        var values = entity.defaults
         guard let bytes else {
-            object.values = values
+            object.values = entity.defaults
             object.flags.remove(.fault)
             object.flags.insert(.invalidated)
             return
         }
-        // A damaged record throws here and leaves the object a fault, as it was.
-        let rowVersion = try RecordCoding.decode(bytes, key: object.key, into: &values, slotForField: entity.slotForField)
-        fill(object, values, rowVersion: rowVersion)
+        // A damaged record throws here and leaves the object a fault, as it was; a sound one is
+        // kept as it is (the row cache's bytes, shared) and decoded as properties are read.
+        let rowVersion = try RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in try RecordCoding.validate(raw, key: object.key) }
+        fill(object, record: bytes, rowVersion: rowVersion)
     }
 
     /// Gives a fault the values of its record (read at `rowVersion`): it is a fault no longer.
     func fill(_ object: ManagedObject, _ values: [StoredValue], rowVersion: UInt64) {
         object.values = values
+        object.rowVersion = rowVersion
+        object.flags.remove(.fault)
+    }
+
+    /// Gives a fault its record, checked whole (`RecordCoding.validate`), to decode from as its
+    /// properties are read: it is a fault no longer.
+    func fill(_ object: ManagedObject, record: [UInt8], rowVersion: UInt64) {
+        object.decodedValues = []
+        object.record = record
         object.rowVersion = rowVersion
         object.flags.remove(.fault)
     }

@@ -4,7 +4,9 @@
 //
 // State, all changed only by the owning Context:
 //   values    by slot (EntityInfo); empty while the object is a fault. To-one relationships hold
-//             `.reference(key)`; to-many relationships live in `toMany`, loaded lazily.
+//             `.reference(key)`; to-many relationships live in `toMany`, loaded lazily. A fetched
+//             object may hold its checked record instead (`record`): typed reads decode one field
+//             from it, and the first use of `values` decodes it whole and drops it.
 //   flags     fault / inserted / updated / deleted / invalidated.
 // Ownership runs one way, as in Core Data: the app keeps its contexts, a context keeps its
 // changed objects (and the objects its undo stack and last prefetch name), and an object holds
@@ -71,7 +73,11 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// Weak: the app owns its contexts (see the file comment).
     @exclusivity(unchecked) final weak var context: Context?
     @exclusivity(unchecked) final var flags: ObjectFlags = []
-    @exclusivity(unchecked) final var values: [StoredValue] = []
+    /// The values by slot once decoded; see `values`.
+    @exclusivity(unchecked) final var decodedValues: [StoredValue] = []
+    /// A fetched object's record (checked whole by `RecordCoding.validate`) while its values are
+    /// not decoded yet: a typed read decodes only its own field from it (`storedValue`).
+    @exclusivity(unchecked) final var record: [UInt8]? = nil
     @exclusivity(unchecked) final var toMany: ToManyStates? = nil
     final var rowVersion: UInt64 = 0
     /// Values set by key that did not fit their attribute: reported by the next save.
@@ -102,6 +108,40 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         flags = .fault
         values = []
         unattachedLinks = nil
+    }
+
+    /// The values by slot: decoded from `record` (and it dropped) on first use, so code that
+    /// reads or changes values whole never sees the record.
+    final var values: [StoredValue] {
+        get {
+            if record != nil { decodeRecord() }
+            return decodedValues
+        }
+        set {
+            record = nil
+            decodedValues = newValue
+        }
+        _modify {
+            if record != nil { decodeRecord() }
+            yield &decodedValues
+        }
+    }
+
+    /// The value of `slot` of a loaded object: from its record when it still holds one (that
+    /// field alone decoded), else from its values.
+    final func loadedValue(_ slot: Int) -> StoredValue {
+        if let record, let entityInfo { return entityInfo.value(ofSlot: slot, inRecord: record, key: key) }
+        return slot < decodedValues.count ? decodedValues[slot] : .null
+    }
+
+    /// Decodes `record` into `decodedValues`. The record passed `RecordCoding.validate` when it
+    /// was kept, so its decode cannot fail; if it ever did, the values stay at their defaults.
+    final func decodeRecord() {
+        guard let bytes = record, let entity = entityInfo else { return }
+        record = nil
+        var decoded = entity.defaults
+        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField)
+        decodedValues = decoded
     }
 
     deinit {

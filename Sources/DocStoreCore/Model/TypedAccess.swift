@@ -95,7 +95,7 @@ extension ManagedObject {
 /// A fault whose context is gone has no value to give: see `unloadedValueWithoutContext`.
 @usableFromInline
 func storedValue(_ object: ManagedObject, _ slot: Int) -> StoredValue {
-    if !object.flags.contains(.fault), slot < object.values.count { return object.values[slot] }
+    if !object.flags.contains(.fault), object.record != nil || slot < object.decodedValues.count { return object.loadedValue(slot) }
     if object.key != 0 {
         guard let context = object.context else { unloadedValueWithoutContext(object, slot) }
         if let v = try? context.stored(of: object, slot: slot) { return v }

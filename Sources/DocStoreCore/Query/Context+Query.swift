@@ -23,6 +23,9 @@
 //       after the anchor's in the request's order count — tested as candidates arrive, so an
 //       index walk in sort order still stops once the window is full; the walk starts at the
 //       anchor's value.
+//   F8  A fetch that fills its objects gives each its record instead of decoded values, when
+//       the rows need no sorting here: the record is checked whole first (a damaged one fails
+//       the fetch, as a decode did), and the object decodes a property as it is read.
 
 import Foundation
 internal import DocStoreEngine
@@ -48,9 +51,14 @@ extension Context {
         registry.reserveCapacity(registry.count + rows.count)
         for row in rows {
             let object = try materialize(row.key)
-            if filling, object.isFault, let values = row.values {
-                fill(object, values, rowVersion: row.rowVersion)
-                object.awakeFromFetch()
+            if filling, object.isFault {
+                if let record = row.record {
+                    fill(object, record: record, rowVersion: row.rowVersion)
+                    object.awakeFromFetch()
+                } else if let values = row.values {
+                    fill(object, values, rowVersion: row.rowVersion)
+                    object.awakeFromFetch()
+                }
             }
             if let typed = object as? T { out.append(typed) }
         }
@@ -163,6 +171,9 @@ extension Context {
         let key: UInt64
         let values: [StoredValue]?
         let rowVersion: UInt64
+        /// A stored match's whole record, checked (`RecordCoding.validate`) but not decoded:
+        /// what a fetch that fills its objects keeps instead of `values`.
+        var record: [UInt8]? = nil
     }
 
     /// `keysOnly`: only keys are wanted, so an index in the sort's order is worth walking even
@@ -252,6 +263,10 @@ extension Context {
         // An index that answers the predicate exactly yields only matches: its stored candidates
         // are not tested again (unsaved objects still are, F2).
         let testsStored = !(plan.sourceIsExact && plan.source.indexRead != nil)
+        // A fetch that fills its objects keeps each match's record, checked, for its object to
+        // decode property by property — unless the rows are sorted here, which needs their values.
+        let walksInSortOrder = ordered && plan.indexOrder != nil && plan.sorts.count == 1 && plan.source.indexRead != nil
+        let keepsRecords = wholeRecords && (plan.sorts.isEmpty || walksInSortOrder)
         // The common predicate shape, compiled to slots (QuerySlotFilter); else the evaluator.
         let slotFilter = testsStored ? plan.predicate.flatMap { QuerySlotFilter($0, entity: plan.entity) } : nil
         // Per entity: how its candidates are read (CandidateReading); the last entity is kept
@@ -288,12 +303,21 @@ extension Context {
                     tally += 1
                     return
                 }
+                if keepsRecords {
+                    rows.append(try QueryRow(key: key, checked: record))
+                    return
+                }
                 let entity = reading.entity, partial = reading.partial
                 var values = entity.defaults
                 let rowVersion = try RecordCoding.decode(record, key: key, into: &values,
                                                          slotForField: wholeRecords ? entity.slotForField : partial?.table ?? entity.slotForField,
                                                          partial: !wholeRecords && partial != nil)
                 rows.append(QueryRow(key: key, values: values, rowVersion: rowVersion))
+                return
+            }
+            // Nothing to test: a fetch that fills its objects keeps the record as it is.
+            if keepsRecords && anchor == nil && (!testsStored || plan.predicate == nil) {
+                rows.append(try QueryRow(key: key, checked: record))
                 return
             }
             let entity = reading.entity, partial = reading.partial
@@ -316,6 +340,10 @@ extension Context {
             guard matched, try isAfterAnchor(key, scratch) else { return }
             if countOnly {
                 tally += 1
+                return
+            }
+            if keepsRecords {
+                rows.append(try QueryRow(key: key, checked: record))
                 return
             }
             var values = scratch
@@ -436,7 +464,8 @@ extension Context {
     private func mergingPending(_ rows: [QueryRow], storedCount: Int, _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [QueryRow] {
         func keys(_ row: QueryRow) throws(DocStoreError) -> [StoredValue] {
             guard let entity = store.model.entity(ofKey: row.key) else { return [] }
-            return try sortValues(plan, evaluator, row.key, try evaluator.objectValues(row.key, entity))
+            let values = if let record = row.record { try entity.values(ofRecord: record, key: row.key).values } else { try evaluator.objectValues(row.key, entity) }
+            return try sortValues(plan, evaluator, row.key, values)
         }
         var placed: [(position: Int, keys: [StoredValue], row: QueryRow)] = []
         for row in rows[storedCount...] {
@@ -466,12 +495,18 @@ extension Context {
         var keyed: [(row: QueryRow, keys: [StoredValue])] = []
         keyed.reserveCapacity(rows.count)
         for row in rows {
-            var values = row.values ?? []
-            if row.values == nil, let entity = store.model.entity(ofKey: row.key) { values = try evaluator.objectValues(row.key, entity) }
-            keyed.append((row, try sortValues(plan, evaluator, row.key, values)))
+            keyed.append((row, try sortValues(plan, evaluator, row.key, try values(of: row, evaluator))))
         }
         keyed.sort { a, b in Self.compare(a.keys, a.row.key, b.keys, b.row.key, plan) < 0 }
         return keyed.map(\.row)
+    }
+
+    /// A row's values: those it carries, else its record's, else its object's.
+    private func values(of row: QueryRow, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [StoredValue] {
+        if let values = row.values { return values }
+        guard let entity = store.model.entity(ofKey: row.key) else { return [] }
+        if let record = row.record { return try entity.values(ofRecord: record, key: row.key).values }
+        return try evaluator.objectValues(row.key, entity)
     }
 
     /// An object's values of the plan's sort keys (the first of many, nil for none).
@@ -647,5 +682,13 @@ extension Context {
             guard step == true else { return }
             more = try descending ? cursor.previous() != nil : cursor.advance()
         }
+    }
+}
+
+extension Context.QueryRow {
+    /// A stored match kept as its record, checked whole now so that reading it later cannot fail.
+    init(key: UInt64, checked bytes: UnsafeRawBufferPointer) throws(DocStoreError) {
+        let rowVersion = try RecordCoding.validate(bytes, key: key)
+        self.init(key: key, values: nil, rowVersion: rowVersion, record: Array(bytes))
     }
 }

@@ -135,6 +135,8 @@ final class EntityInfo: Sendable {
     let recordSlots: [Int]
     /// Field ID → slot (-1: not a property of this entity), for decoding without hashing.
     let slotForField: [Int]
+    /// Slot → field ID (0 for none), for decoding one field of a record.
+    let fieldForSlot: [UInt32]
     /// Each slot's value for an object whose record lacks it: the attribute's default or null.
     let defaults: [StoredValue]
     /// This entity's ID and those of every entity that inherits from it.
@@ -171,6 +173,7 @@ final class EntityInfo: Sendable {
         var table = [Int](repeating: -1, count: Int(properties.map(\.fieldID).max() ?? 0) + 1)
         for p in properties { table[Int(p.fieldID)] = p.slot }
         slotForField = table
+        fieldForSlot = properties.map(\.fieldID)
         defaults = properties.map { $0.attribute?.defaultValue ?? .null }
     }
 
@@ -206,6 +209,15 @@ final class EntityInfo: Sendable {
         }
         for index in compoundIndexes { for element in index.elements { slots.insert(element.slot) } }
         return slots
+    }
+
+    /// The value of `slot` in a record `RecordCoding.validate` passed (its default when the
+    /// record lacks the field), decoding that field alone.
+    func value(ofSlot slot: Int, inRecord bytes: [UInt8], key: UInt64) -> StoredValue {
+        guard slot < fieldForSlot.count else { return .null }
+        let field = fieldForSlot[slot]
+        let found = try? RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in try RecordCoding.field(raw, field, key: key) }
+        return (found ?? nil) ?? defaults[slot]
     }
 
     /// A stored record's values by slot (absent fields at their defaults) and its row version.

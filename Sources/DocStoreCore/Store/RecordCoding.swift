@@ -157,6 +157,36 @@ enum RecordCoding {
         }.rowVersion
     }
 
+    /// Checks a whole record as `decode` would — header, ascending field IDs, tags, bounds, and
+    /// that every string, decimal and URL decodes — without making its values; returns the row
+    /// version. A record that passes decodes field by field without errors (`field`), so an
+    /// object can keep it and decode each property on first read.
+    static func validate(_ bytes: UnsafeRawBufferPointer, key: UInt64) throws(DocStoreError) -> UInt64 {
+        var reader = RecordReader(bytes: bytes, key: key)
+        let header = try readHeader(&reader)
+        var previous: UInt64? = nil
+        while !reader.atEnd {
+            _ = try reader.fieldID(after: &previous)
+            try reader.checkValue()
+        }
+        return header.rowVersion
+    }
+
+    /// The value of field `fieldID` in a record `validate` passed; nil when the record lacks it
+    /// (its default applies). Steps over the fields before it without decoding them.
+    static func field(_ bytes: UnsafeRawBufferPointer, _ fieldID: UInt32, key: UInt64) throws(DocStoreError) -> StoredValue? {
+        var reader = RecordReader(bytes: bytes, key: key)
+        _ = try readHeader(&reader)
+        var previous: UInt64? = nil
+        while !reader.atEnd {
+            let id = try reader.fieldID(after: &previous)
+            if id == fieldID { return try reader.value() }
+            if id > fieldID { return nil }
+            try reader.skipValue()
+        }
+        return nil
+    }
+
     /// `bytes` rewritten with new schema and row versions and the fields of `changes`
     /// (ascending field IDs; a null removes the field); every other field `keep` accepts is
     /// copied as it is, without being decoded, and the rest are dropped. A batch update
@@ -310,9 +340,11 @@ struct RecordReader {
 
     mutating func string() throws(DocStoreError) -> String {
         let at = offset
-        let slice = try lengthPrefixed()
-        guard let s = String(validating: slice, as: UTF8.self) else { throw corrupt("invalid UTF-8", at: at) }
-        return s
+        let bytes = UnsafeRawBufferPointer(rebasing: try lengthPrefixed())
+        // Checked in place, then made from a typed buffer: `String(validating:)` over a slice
+        // went through unspecialized generic code (a metadata lookup per string).
+        guard UTF8Validation.isValid(bytes) else { throw corrupt("invalid UTF-8", at: at) }
+        return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
     /// The next field's ID, checked to ascend after `previous` (rule 1), which it becomes.
@@ -342,6 +374,23 @@ struct RecordReader {
         }
         guard bytes.count - offset >= size else { throw corrupt("ends inside a value", at: offset) }
         offset += size
+    }
+
+    /// Steps over one value as `skipValue` does, checking too that it decodes: a string's
+    /// UTF-8, a decimal's and a URL's text (those two are made and dropped; they are rare).
+    mutating func checkValue() throws(DocStoreError) {
+        let at = offset
+        guard offset < bytes.count else { throw corrupt("ends early", at: offset) }
+        switch RecordTag(rawValue: bytes[offset]) {
+        case .string?:
+            offset += 1
+            let slice = try lengthPrefixed()
+            guard UTF8Validation.isValid(slice) else { throw corrupt("invalid UTF-8", at: at + 1) }
+        case .decimal?, .url?:
+            _ = try value()
+        default:
+            try skipValue()
+        }
     }
 
     /// An integer's payload: a zigzag varint (Format/record.md § Type tags).
