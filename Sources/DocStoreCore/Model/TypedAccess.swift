@@ -23,32 +23,35 @@ public enum _$PendingValue {
 /// The values a model class's properties received during phase-one initialization.
 public struct _$PendingValues {
     var items: [(Int, _$PendingValue)] = []
-    public init() {}
+    /// Made while a fault is made: its initial values are not kept (the record's replace them).
+    /// Asked once per class level here rather than once per property in `_$record`.
+    let skips: Bool
+    public init() { skips = FaultMaking.isActive }
 }
 
 public func _$record<V: PersistentValue>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
-    if FaultMaking.isActive { return }
+    if pending.skips { return }
     pending.items.append((index, .stored(value.storedValue)))
 }
 
 public func _$record<V: Codable>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
-    if FaultMaking.isActive { return }
+    if pending.skips { return }
     pending.items.append((index, .stored(documentValue(value))))
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: V?) {
-    if FaultMaking.isActive { return }
+    if pending.skips { return }
     guard let value else { return }
     pending.items.append((index, .objects([value])))
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: Set<V>) {
-    if FaultMaking.isActive { return }
+    if pending.skips { return }
     if !value.isEmpty { pending.items.append((index, .objects(Array(value)))) }
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: [V]) {
-    if FaultMaking.isActive { return }
+    if pending.skips { return }
     if !value.isEmpty { pending.items.append((index, .objects(value))) }
 }
 

@@ -45,18 +45,19 @@ extension Context {
     public func fetch<T: ManagedObject>(_ request: FetchRequest<T>) throws(DocStoreError) -> [T] {
         let (plan, evaluator) = try prepare(request)
         let filling = request.includesPropertyValues && !request.returnsObjectsAsFaults
-        let rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: filling)
+        var rows = try matches(plan, evaluator, request, ordered: true, wholeRecords: filling)
         var out: [T] = []
         out.reserveCapacity(rows.count)
         registry.reserveCapacity(registry.count + rows.count)
-        for row in rows {
-            let object = try materialize(row.key)
+        for i in rows.indices {
+            let object = try materialize(rows[i].key)
             if filling, object.isFault {
-                if let record = row.record {
-                    fill(object, record: record, rowVersion: row.rowVersion)
+                // Moved out, not copied: the record is not touched until a property is read.
+                if let record = rows[i].record.take() {
+                    fill(object, record: record, rowVersion: rows[i].rowVersion)
                     object.awakeFromFetch()
-                } else if let values = row.values {
-                    fill(object, values, rowVersion: row.rowVersion)
+                } else if let values = rows[i].values {
+                    fill(object, values, rowVersion: rows[i].rowVersion)
                     object.awakeFromFetch()
                 }
             }
