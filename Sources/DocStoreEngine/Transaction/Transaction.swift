@@ -29,9 +29,14 @@ public class Transaction {
     public let lsn: LSN
     var catalogRoot: PageNumber
     /// What this transaction knows of each tree it touched; `lastTree` short-cuts the lookup
-    /// when consecutive calls name the same tree (the common case in loops).
+    /// when consecutive calls name the same tree (the common case in loops). A write
+    /// transaction keeps every tree in `trees` (its commit walks them); a read transaction keeps
+    /// its two most recent ones only in `lastTree` and `previousTree` — most reads touch one or
+    /// two trees, and hashing each name into a new dictionary was a tenth of a fetch by an
+    /// indexed value.
     var trees: [String: TreeState] = [:]
     private var lastTree: (name: String, state: TreeState)?
+    private var previousTree: (name: String, state: TreeState)?
     var isOpen = true
 
     init(engine: Engine, lsn: LSN, catalogRoot: PageNumber) {
@@ -59,8 +64,13 @@ public class Transaction {
     /// The transaction's record of tree `name`, loaded from the catalog on first use.
     func state(of name: String) throws(EngineError) -> TreeState {
         if let last = lastTree, last.name == name { return last.state }
-        if let known = trees[name] {
-            lastTree = (name, known)
+        if let previous = previousTree, previous.name == name {
+            previousTree = lastTree
+            lastTree = previous
+            return previous.state
+        }
+        if !trees.isEmpty, let known = trees[name] {
+            remember(name, known, isNew: false)
             return known
         }
         let info: TreeInfo?
@@ -71,9 +81,21 @@ public class Transaction {
             if workspace == nil { engine.catalogCache.remember(name, info, lsn: lsn, root: catalogRoot) }
         }
         let state = TreeState(info: info)
-        trees[name] = state
-        lastTree = (name, state)
+        remember(name, state, isNew: true)
         return state
+    }
+
+    /// Makes `name` the most recent tree; a new one goes into `trees` (a write transaction's
+    /// always, a read transaction's once two more recent ones hold the short-cuts).
+    private func remember(_ name: String, _ state: TreeState, isNew: Bool) {
+        if workspace != nil {
+            if isNew { trees[name] = state }
+        } else if let previous = previousTree, let last = lastTree, last.name != name {
+            // A read transaction's third tree: the oldest short-cut moves into the dictionary.
+            trees[previous.name] = previous.state
+        }
+        if let last = lastTree, last.name != name { previousTree = last }
+        lastTree = (name, state)
     }
 
     /// Looks `name` up in the catalog tree.
