@@ -170,8 +170,9 @@ struct QueryPlan {
     /// Every candidate is a match: the index answers the predicate alone (count without reads).
     let sourceIsExact: Bool
     /// The properties of the fetched object the predicate and the sort read (by name); nil when
-    /// that cannot be told. Candidates decode only these; matches are decoded whole.
-    let rootProperties: Set<String>?
+    /// that cannot be told. Candidates decode only these; matches are decoded whole. Each name
+    /// once.
+    let rootProperties: [String]?
 
     /// The plan in words, one step per line.
     func explanation(limit: Int, offset: Int, pendingCandidates: Int?) -> String {

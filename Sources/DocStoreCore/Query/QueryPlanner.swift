@@ -86,22 +86,17 @@ enum QueryPlanner {
             }
         }
         if predicate == nil, case .scan = source { exact = true }
-        var names = Set<String>()
-        if let predicate { collectRootNames(predicate, into: &names) }
-        for (e, _) in sortExpressions { collectRootNames(e, into: &names) }
+        // The first property name of every key path that starts at SELF (a superset of what the
+        // fetched object's record must provide: inside a SUBQUERY, SELF is the member).
+        // A few names at most: a list, not a set (hashing them into a new set was a tenth of
+        // planning a fetch by one indexed value).
+        var names: [String] = []
+        func add(_ path: [String]) { if !names.contains(path[0]) { names.append(path[0]) } }
+        if let predicate { forEachRootPath(predicate, add) }
+        for (e, _) in sortExpressions { forEachRootPath(e, add) }
         return QueryPlan(entity: entity, kinds: kinds, source: source, predicate: predicate,
                          sorts: sortExpressions.map { (expression: $0.0, key: $0.1) },
                          indexOrder: indexOrder, sourceIsExact: exact, rootProperties: names)
-    }
-
-    /// The first property name of every key path that starts at SELF (a superset of what the
-    /// fetched object's record must provide: inside a SUBQUERY, SELF is the member).
-    static func collectRootNames(_ p: QueryPredicate, into names: inout Set<String>) {
-        forEachRootPath(p) { names.insert($0[0]) }
-    }
-
-    static func collectRootNames(_ e: QueryExpression, into names: inout Set<String>) {
-        forEachRootPath(e) { names.insert($0[0]) }
     }
 
     /// Every key path that starts at SELF, whole (`["folder", "name"]`).

@@ -107,10 +107,15 @@ final class CompoundIndex: Sendable {
         self.documentPaths = documentPaths
         propertyList = description.properties.joined(separator: ", ")
         isMultiValued = documentPaths.contains { !$0.isEmpty }
+        paths = zip(elements, documentPaths).map { [$0.name] + $1 }
     }
 
+    /// Each element's key path from the object, made once: the planner compares every
+    /// conjunct of every fetch with them.
+    let paths: [[String]]
+
     /// Element `i`'s key path from the object: `["folder"]`, `["metadata", "author"]`.
-    func path(_ i: Int) -> [String] { [elements[i].name] + documentPaths[i] }
+    func path(_ i: Int) -> [String] { paths[i] }
 
     /// `Note(folder, createdAt)` or `unique Note(folder, title)`.
     var text: String { description.text(entity: entityName) }
