@@ -464,9 +464,7 @@ extension Context {
     /// binary search (reading log n stored records), instead of sorting every row (F6).
     private func mergingPending(_ rows: [QueryRow], storedCount: Int, _ plan: QueryPlan, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [QueryRow] {
         func keys(_ row: QueryRow) throws(DocStoreError) -> [StoredValue] {
-            guard let entity = store.model.entity(ofKey: row.key) else { return [] }
-            let values = if let record = row.record { try entity.values(ofRecord: record, key: row.key).values } else { try evaluator.objectValues(row.key, entity) }
-            return try sortValues(plan, evaluator, row.key, values)
+            try sortValues(plan, evaluator, row.key, try values(of: row, evaluator, carried: false))
         }
         var placed: [(position: Int, keys: [StoredValue], row: QueryRow)] = []
         for row in rows[storedCount...] {
@@ -502,9 +500,10 @@ extension Context {
         return keyed.map(\.row)
     }
 
-    /// A row's values: those it carries, else its record's, else its object's.
-    private func values(of row: QueryRow, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [StoredValue] {
-        if let values = row.values { return values }
+    /// A row's values: those it carries (unless `carried` is false: a stored row of a count or
+    /// key fetch carries only the values its predicate read), else its record's, else its object's.
+    private func values(of row: QueryRow, _ evaluator: QueryEvaluator, carried: Bool = true) throws(DocStoreError) -> [StoredValue] {
+        if carried, let values = row.values { return values }
         guard let entity = store.model.entity(ofKey: row.key) else { return [] }
         if let record = row.record { return try entity.values(ofRecord: record, key: row.key).values }
         return try evaluator.objectValues(row.key, entity)

@@ -3,7 +3,8 @@
 // strings are made only when a property is read.
 //
 // Invariant: accepts exactly what `String(validating:as: UTF8.self)` accepts (no overlong forms,
-// no surrogates, nothing above U+10FFFF); UTF8ValidationTests compares the two on random bytes.
+// no surrogates, nothing above U+10FFFF); FetchedRecordTests.utf8ValidationAgreesWithTheStandardLibrary
+// compares the two on random bytes.
 
 enum UTF8Validation {
     /// Whether `bytes` are well-formed UTF-8.
