@@ -245,6 +245,38 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         }
     }
 
+    /// Ascending lookups far apart in a tree three levels deep climb the cursor's path only to
+    /// the branch they share with the last one: each finds what `get` finds, present or not,
+    /// for strides within a leaf, across leaves, across level-two branches, and with a key
+    /// before the cursor's leaf now and then (a descent from the root).
+    @Test func ascendingLookupsThroughTheCursorsPathMatchGet() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for i in stride(from: 0, to: 120_000, by: 2) {
+                try txn.put(bytes("value of \(i) padded to about forty bytes"), for: Self.numberedKey(UInt32(i)), in: "t")
+            }
+        }
+        #expect(try engine.treeShape("t")?.depth ?? 0 >= 3, "the tree must have a level between root and leaves")
+        try engine.read { txn in
+            var rng = SplitMix64(seed: 29)
+            for stride in [1, 7, 37, 501, 3_001, 40_001] {
+                var cursor = try txn.cursor(in: "t")
+                var key = UInt32(rng.next() % 100)
+                var checked = 0
+                while key < 120_010 {
+                    let found = try cursor.withValue(forKey: Self.numberedKey(key)) { Array($0) }
+                    #expect(found == (try txn.get(Self.numberedKey(key), in: "t")), "stride \(stride), key \(key)")
+                    checked += 1
+                    // Now and then a step back, below the cursor's leaf.
+                    key = rng.next() % 50 == 0 && key > 5_000 ? key - 5_000 : key + UInt32(stride) + UInt32(rng.next() % 3)
+                    if checked > 30_000 { break }
+                }
+                #expect(checked > 2)
+            }
+        }
+    }
+
     /// A scan in place (move, withCurrent, advance) visits exactly the entries `entries` lists,
     /// from any start key.
     @Test func anInPlaceScanVisitsWhatEntriesLists() throws {

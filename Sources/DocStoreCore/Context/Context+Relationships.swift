@@ -11,6 +11,10 @@
 //       "addition" and leave the stored link behind): a to-many changed directly is loaded
 //       first, and the inverse half is added only when the first half was new (so, the graph
 //       being consistent, the inverse link is new too; only that half stays lazy, R2).
+//   R5  a to-many read through an accessor hands out its members as faults, each holding its
+//       record read ahead with the others in one read transaction: no detour through the row
+//       cache, whose copies would outlive the objects. A save in between voids them (the row
+//       cache's generation), so a fault never fires from a record older than the store's.
 // To-many members load lazily through the relationship's links tree: a prefix scan over
 // (source key, target key), never a scan of the other entity's records.
 
@@ -36,8 +40,9 @@ extension Context {
         return state
     }
 
-    /// The keys of a to-many relationship's members, loading them if needed.
-    func members(of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) -> [UInt64] {
+    /// The keys of a to-many relationship's members, loading them if needed (and, unless told
+    /// not to, their records into the row cache: the members are usually read next).
+    func members(of object: ManagedObject, _ p: PropertyInfo, prefetching: Bool = true) throws(DocStoreError) -> [UInt64] {
         let state = toManyState(of: object, p)
         if let members = state.members { return members }
         if let inherited = try parent?.currentMembers(of: object.key, p) {    // Context+Child CC2
@@ -46,8 +51,54 @@ extension Context {
             state.load(stored: try storedMembers(of: object.key, p))
         }
         let members = state.members ?? []
-        try prefetchRecords(members)
+        if prefetching { try prefetchRecords(members) }
         return members
+    }
+
+    /// The objects of a to-many relationship's members, in member order: faults, as Core Data
+    /// hands them out, with their records read ahead in one read transaction (R5).
+    func memberObjects(of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) -> [ManagedObject] {
+        let keys = try members(of: object, p, prefetching: false)
+        var objects: [ManagedObject] = []
+        objects.reserveCapacity(keys.count)
+        var faults: [ManagedObject] = []
+        for key in keys {
+            let member = try materialize(key)
+            if member.isFault { faults.append(member) }
+            objects.append(member)
+        }
+        try readAhead(faults)
+        return objects
+    }
+
+    /// Reads the records of `faults` in one read transaction and gives each fault its own,
+    /// to fire from (`Context.fulfill`) unless a save comes first. A child context's faults
+    /// take their parent's state (CC1), and a pinned or batch context reads its own snapshot:
+    /// those go through the row cache as before (`prefetchRecords`).
+    func readAhead(_ faults: [ManagedObject]) throws(DocStoreError) {
+        guard faults.count > 1 else { return }
+        guard parent == nil, pinnedSnapshot == nil, batchTransaction == nil else {
+            return try prefetchRecords(faults.map(\.key))
+        }
+        // Noted before the read, as the row cache notes it: a save that commits during the
+        // read makes every record read here stale, and the faults then read afresh.
+        let generation = store.rows.generation
+        let records: [[UInt8]?] = try readStore { txn in
+            // Members come in key order (a links tree's order): one cursor finds each from the
+            // branch it shares with the one before.
+            var lookup = RecordLookup(txn)
+            var records: [[UInt8]?] = []
+            records.reserveCapacity(faults.count)
+            for object in faults {
+                guard let entity = object.entityInfo else { records.append(nil); continue }
+                records.append(try lookup.withRecord(object.key, entity) { Array($0) })
+            }
+            return records
+        }
+        for (object, record) in zip(faults, records) {
+            guard let record, object.isFault else { continue }
+            object.readAhead = ReadAheadRecord(record: record, generation: generation)
+        }
     }
 
     /// Reads the records of `keys` whose objects are not loaded into the row cache, in one read

@@ -43,10 +43,7 @@ extension Context {
             guard case .reference(let key) = object.values[p.slot] else { return nil }
             return try materialize(key)
         case .toMany(let r):
-            let keys = try members(of: object, p)
-            var objects: [ManagedObject] = []
-            objects.reserveCapacity(keys.count)
-            for key in keys { objects.append(try materialize(key)) }
+            let objects = try memberObjects(of: object, p)
             return r.isOrdered ? objects as Any : Set(objects) as Any
         }
     }

@@ -316,6 +316,14 @@ public final class Context {
             object.awakeFromFetch()
             return
         }
+        if let ahead = object.readAhead {
+            object.readAhead = nil
+            if ahead.generation == store.rows.generation, pinnedSnapshot == nil, batchTransaction == nil {
+                try load(object, entity, from: ahead.record)
+                object.awakeFromFetch()
+                return
+            }
+        }
         try load(object, entity, from: try storedRecord(object.key, entity))
         object.awakeFromFetch()
     }
@@ -349,6 +357,7 @@ public final class Context {
 
     /// Gives a fault the values of its record (read at `rowVersion`): it is a fault no longer.
     func fill(_ object: ManagedObject, _ values: [StoredValue], rowVersion: UInt64) {
+        object.readAhead = nil
         object.values = values
         object.rowVersion = rowVersion
         object.flags.remove(.fault)
@@ -357,6 +366,7 @@ public final class Context {
     /// Gives a fault its record, checked whole (`RecordCoding.validate`), to decode from as its
     /// properties are read: it is a fault no longer.
     func fill(_ object: ManagedObject, record: [UInt8], rowVersion: UInt64) {
+        object.readAhead = nil
         object.decodedValues = []
         object.record = record
         object.rowVersion = rowVersion
@@ -440,6 +450,7 @@ public final class Context {
         object.values = []
         object.toMany = nil
         object.rejectedValues = nil
+        object.readAhead = nil
         object.flags = [.fault]
     }
 

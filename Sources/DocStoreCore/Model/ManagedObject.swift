@@ -8,6 +8,7 @@
 //             object may hold its checked record instead (`record`): typed reads decode one field
 //             from it, and the first use of `values` decodes it whole and drops it.
 //   flags     fault / inserted / updated / deleted / invalidated.
+//   readAhead a fault's record read ahead (Context+Relationships R5); only a fault has one.
 // Ownership runs one way, as in Core Data: the app keeps its contexts, a context keeps its
 // changed objects (and the objects its undo stack and last prefetch name), and an object holds
 // its context weakly — so no object keeps a context alive and a context dropped with unsaved
@@ -31,6 +32,13 @@ struct ObjectFlags: OptionSet, Sendable {
     static let invalidated = ObjectFlags(rawValue: 16)
     /// Its record must be written at save (an attribute or to-one relationship changed).
     static let recordChanged = ObjectFlags(rawValue: 32)
+}
+
+/// A fault's record, read before the fault fired, and the store's row-cache generation noted
+/// before that read (`Context.fulfill` takes it only if the generation is still the same).
+struct ReadAheadRecord {
+    let record: [UInt8]
+    let generation: UInt64
 }
 
 /// Passed to ``ManagedObject/init(_$fault:)`` when a context makes an object for a stored row.
@@ -79,6 +87,9 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// not decoded yet: a typed read decodes only its own field from it (`storedValue`).
     @exclusivity(unchecked) final var record: [UInt8]? = nil
     @exclusivity(unchecked) final var toMany: ToManyStates? = nil
+    /// A fault's record read ahead with others (a to-many relationship's members): firing the
+    /// fault takes it if no save came after the read, else reads afresh. Nil once loaded.
+    @exclusivity(unchecked) final var readAhead: ReadAheadRecord? = nil
     final var rowVersion: UInt64 = 0
     /// Values set by key that did not fit their attribute: reported by the next save.
     final var rejectedValues: [String: String]? = nil

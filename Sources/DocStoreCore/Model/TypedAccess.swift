@@ -166,8 +166,8 @@ private func members<V: ManagedObject>(_ object: ManagedObject, _ slot: Int, as:
     guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
         return (object.unattachedLinks?[slot] ?? []).compactMap { $0 as? V }
     }
-    guard let keys = try? context.members(of: object, p) else { return [] }
-    return keys.compactMap { (try? context.materialize($0)) as? V }
+    guard let objects = try? context.memberObjects(of: object, p) else { return [] }
+    return objects.compactMap { $0 as? V }
 }
 
 // MARK: - Writes

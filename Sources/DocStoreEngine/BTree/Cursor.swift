@@ -66,22 +66,49 @@ public struct Cursor {
     /// Moves to the first entry whose key is >= `key` without reading it; whether there is one.
     /// With `withCurrent` and `advance`, a scan visits entries in place, copying nothing.
     public mutating func move(to key: [UInt8]) throws(EngineError) -> Bool {
+        try withRawBytes(key) { (k) throws(EngineError) in try descendFromRoot(to: k) }
+        return try settle(forward: true)
+    }
+
+    /// Places the cursor where `k` is or would be, descending from the root.
+    private mutating func descendFromRoot(to k: UnsafeRawBufferPointer) throws(EngineError) {
         path.removeAll(keepingCapacity: true)
         leaf = nil
-        guard root != .none else { return false }
-        var page = try source.page(root)
-        try withRawBytes(key) { (k) throws(EngineError) in
-            while page.type == .branch {
-                guard path.count < BTree.maxDepth else { throw .corrupt("tree deeper than \(BTree.maxDepth)", file: file, page: page.number) }
-                let pos = page.childPosition(for: k)
-                path.append((page, pos))
-                page = try source.page(page.child(at: pos))
-            }
-            guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", file: file, page: page.number) }
-            leaf = page
-            index = BTree.leafSearch(page, k).0
+        guard root != .none else { return }
+        try descend(from: try source.page(root), to: k)
+    }
+
+    /// Places the cursor where `k` is or would be, for a `k` at or after the first key of the
+    /// leaf it is on: climbs its path only to the nearest branch whose child holds `k`, and
+    /// descends from that child (ascending lookups far apart cost a descent from the branch
+    /// they share, not from the root).
+    private mutating func descendForward(to k: UnsafeRawBufferPointer) throws(EngineError) {
+        var level = path.count - 1
+        while level >= 0 {
+            let (page, position) = path[level]
+            // Child `position` holds the keys below separator `position` (the last child, all).
+            if position < page.count && compareKeys(page.branchKey(position), k) > 0 { break }
+            level -= 1
         }
-        return try settle(forward: true)
+        guard level >= 0 else { return try descendFromRoot(to: k) }
+        let child = path[level].page.child(at: path[level].position)
+        path.removeSubrange((level + 1)...)
+        leaf = nil
+        try descend(from: try source.page(child), to: k)
+    }
+
+    /// Descends from `start` (a page below the path's last branch) to the leaf position of `k`.
+    private mutating func descend(from start: Page, to k: UnsafeRawBufferPointer) throws(EngineError) {
+        var page = start
+        while page.type == .branch {
+            guard path.count < BTree.maxDepth else { throw .corrupt("tree deeper than \(BTree.maxDepth)", file: file, page: page.number) }
+            let pos = page.childPosition(for: k)
+            path.append((page, pos))
+            page = try source.page(page.child(at: pos))
+        }
+        guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", file: file, page: page.number) }
+        leaf = page
+        index = BTree.leafSearch(page, k).0
     }
 
     /// Moves to the next entry without reading it; whether there is one.
@@ -103,51 +130,32 @@ public struct Cursor {
 
     /// Calls `body` with the value stored under exactly `key`, in place in its page when it is
     /// stored there (no copy); nil when there is none. The bytes are valid only inside `body`.
-    /// When `key` lies within the leaf the cursor is on (or the next one), only that leaf is
-    /// searched: looking up ascending keys one after another costs a binary search in a leaf, or
-    /// a step to the next entry, not a descent from the root.
+    /// Looking up ascending keys one after another costs little: a key within the leaf the
+    /// cursor is on is a binary search in that leaf (the entry after the last one found, a
+    /// comparison), and a key past it a descent from the lowest branch the two share, not from
+    /// the root.
     public mutating func withValue<R>(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        var position: Int?
-        var searched = false
-        if let l = leaf, l.count > 0 {
-            let next = index + 1
-            let (hit, after) = try withRawBytes(key) { (k) throws(EngineError) -> ((Int, Bool)?, Bool) in
-                // The entry after the last one found first: candidates in key order often follow
-                // one another.
-                if next > 0, next < l.count, compareKeys(l.leafKey(next), k) == 0 { return ((next, true), false) }
-                return (Self.search(l, k), compareKeys(l.leafKey(l.count - 1), k) < 0)
-            }
-            if let (at, found) = hit {
-                searched = true
-                index = at
-                if found { position = at }
-            } else if after, !path.isEmpty {
-                // Past this leaf: the next leaf (through the path, no descent from the root) is
-                // where ascending lookups go on.
-                index = l.count
-                if try settle(forward: true), let n = leaf,
-                   let (at, found) = try withRawBytes(key, { (k) throws(EngineError) in Self.search(n, k) }) {
-                    searched = true
-                    index = at
-                    if found { position = at }
+        let position = try withRawBytes(key) { (k) throws(EngineError) -> Int? in
+            if let l = leaf, l.count > 0, compareKeys(l.leafKey(0), k) <= 0 {
+                let next = index + 1
+                if next > 0, next < l.count, compareKeys(l.leafKey(next), k) == 0 {
+                    index = next
+                    return next
                 }
+                if compareKeys(l.leafKey(l.count - 1), k) >= 0 {
+                    let (at, found) = BTree.leafSearch(l, k)
+                    index = at
+                    return found ? at : nil
+                }
+                try descendForward(to: k)
+            } else {
+                try descendFromRoot(to: k)
             }
-        }
-        if position == nil && !searched {
-            guard try move(to: key), let l = leaf, index >= 0, index < l.count else { return nil }
-            let equal = try withRawBytes(key) { (k) throws(EngineError) -> Bool in compareKeys(l.leafKey(index), k) == 0 }
-            guard equal else { return nil }
-            position = index
+            guard let l = leaf, index < l.count, compareKeys(l.leafKey(index), k) == 0 else { return nil }
+            return index
         }
         guard let l = leaf, let at = position else { return nil }
         return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
-    }
-
-    /// Where `k` is or would be in `leaf` (its index, and whether it is there), or nil when `k`
-    /// lies outside the leaf's first and last keys.
-    private static func search(_ leaf: Page, _ k: UnsafeRawBufferPointer) -> (Int, Bool)? {
-        guard leaf.count > 0, compareKeys(leaf.leafKey(0), k) <= 0, compareKeys(leaf.leafKey(leaf.count - 1), k) >= 0 else { return nil }
-        return BTree.leafSearch(leaf, k)
     }
 
     /// Moves to the last entry whose key is <= `key`.
