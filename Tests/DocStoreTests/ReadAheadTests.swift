@@ -37,6 +37,29 @@ import DocStoreTestSupport
         #expect(notes.allSatisfy { store.rows.row($0.key) == nil }, "firing them read nothing into the row cache")
     }
 
+    @Test func aFetchOfFaultsGivesEachFaultItsRecord() throws {
+        let store = try Self.folderOfNotes(4)
+        let context = Context(store: store)
+        var request = FetchRequest<Note>(sortDescriptors: [SortKey("title")])
+        request.returnsObjectsAsFaults = true
+        let notes = try context.fetch(request)
+        #expect(notes.count == 4 && notes.allSatisfy { $0.isFault && $0.readAhead != nil })
+        #expect(notes.allSatisfy { store.rows.row($0.key) == nil })
+        #expect(notes.map(\.title) == (0..<4).map { "note \($0)" })
+    }
+
+    @Test func membersWhoseRecordsTheRowCacheHoldsFireFromIt() throws {
+        let store = try Self.folderOfNotes(4)
+        let context = Context(store: store)
+        var request = FetchRequest<Folder>()
+        request.relationshipKeyPathsForPrefetching = ["notes"]
+        let folder = try #require(try context.fetch(request).first)
+        let notes = folder.notes
+        #expect(notes.allSatisfy { store.rows.row($0.key) != nil }, "prefetching put the records in the row cache")
+        #expect(notes.allSatisfy { $0.isFault && $0.readAhead == nil }, "so they are not read again")
+        #expect(notes.map(\.title) == (0..<4).map { "note \($0)" })
+    }
+
     @Test func aSaveAfterTheReadVoidsTheRecordsReadAhead() throws {
         let store = try Self.folderOfNotes(3)
         let reader = Context(store: store)

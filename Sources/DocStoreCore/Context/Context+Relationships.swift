@@ -72,14 +72,18 @@ extension Context {
     }
 
     /// Reads the records of `faults` in one read transaction and gives each fault its own,
-    /// to fire from (`Context.fulfill`) unless a save comes first. A child context's faults
-    /// take their parent's state (CC1), and a pinned or batch context reads its own snapshot:
-    /// those go through the row cache as before (`prefetchRecords`).
-    func readAhead(_ faults: [ManagedObject]) throws(DocStoreError) {
-        guard faults.count > 1 else { return }
+    /// to fire from (`Context.fulfill`) unless a save comes first; faults whose records the row
+    /// cache holds (a fetch's prefetching put them there) fire from it instead. A child
+    /// context's faults take their parent's state (CC1), and a pinned or batch context reads
+    /// its own snapshot: those go through the row cache as before (`prefetchRecords`).
+    func readAhead(_ objects: [ManagedObject]) throws(DocStoreError) {
+        guard objects.count > 1 else { return }
         guard parent == nil, pinnedSnapshot == nil, batchTransaction == nil else {
-            return try prefetchRecords(faults.map(\.key))
+            return try prefetchRecords(objects.map(\.key))
         }
+        let cached = store.rows.holds(objects.map(\.key))
+        let faults = zip(objects, cached).compactMap { $1 ? nil : $0 }
+        guard faults.count > 1 else { return }
         // Noted before the read, as the row cache notes it: a save that commits during the
         // read makes every record read here stale, and the faults then read afresh.
         let generation = store.rows.generation

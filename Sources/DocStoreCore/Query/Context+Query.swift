@@ -63,8 +63,8 @@ extension Context {
             }
             if let typed = object as? T { out.append(typed) }
         }
-        // Faults with their records at hand: the row cache has them for when they fire.
-        if request.returnsObjectsAsFaults && request.includesPropertyValues { try prefetchRecords(rows.map(\.key)) }
+        // Faults with their records at hand, read ahead for when they fire (R5).
+        if request.returnsObjectsAsFaults && request.includesPropertyValues { try readAhead(out.filter(\.isFault)) }
         if !request.relationshipKeyPathsForPrefetching.isEmpty {
             try prefetch(request.relationshipKeyPathsForPrefetching, from: out, entity: plan.entity)
         }

@@ -26,8 +26,9 @@ public struct FetchRequest<Result: ManagedObject>: Sendable {
     /// Whether objects of sub-entities are included (default true).
     public var includesSubentities: Bool
     /// Whether fetched objects come back as faults (default false). DocStore reads each match's
-    /// record to test it, so it fills the objects by default; with true their records go to the
-    /// store's row cache and each object is filled when first touched — Core Data's default,
+    /// record to test it, so it fills the objects by default; with true each fault holds its
+    /// record, read ahead with the others, and is filled when first touched (from that record
+    /// if no save came in between, else from the store) — Core Data's default,
     /// useful when objects are fetched only to be related or deleted.
     public var returnsObjectsAsFaults: Bool
     /// Whether property values are fetched at all (default true). With false the objects are

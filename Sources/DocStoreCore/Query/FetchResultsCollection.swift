@@ -9,7 +9,7 @@
 //   when the collection is made), so the object made for a key is an `Element`.
 // - At most `retainedBatches` batches of objects are held; an object the app still holds stays
 //   alive through its own references, and an evicted batch is made again from the context (its
-//   records come from the row cache while they are there).
+//   records read again in one read, Context+Relationships R5).
 
 import Foundation
 
@@ -59,9 +59,9 @@ public final class FetchResultsCollection<Element: ManagedObject>: RandomAccessC
     private func load(_ batch: Int) -> [Element] {
         let range = (batch * batchSize)..<Swift.min(keys.count, (batch + 1) * batchSize)
         let slice = keys[range]
-        try? context.prefetchRecords(slice.map { $0.key })
-        return slice.map { entry in
-            let object = context.materialize(entry.key, entry.entity)
+        let objects = slice.map { context.materialize($0.key, $0.entity) }
+        try? context.readAhead(objects.filter(\.isFault))
+        return objects.map { object in
             try? context.fulfill(object)
             // The class was checked when the collection was made (see the invariants above).
             return unsafeDowncast(object, to: Element.self)

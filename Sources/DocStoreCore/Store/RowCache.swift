@@ -33,6 +33,11 @@ final class RowCache: Sendable {
     /// The generation to pass to `insert` after reading from the engine.
     var generation: UInt64 { state.withLock { $0.generation } }
 
+    /// Whether each of `keys` is cached (all false at once when the cache is empty).
+    func holds(_ keys: [UInt64]) -> [Bool] {
+        state.withLock { s in s.rows.isEmpty ? [Bool](repeating: false, count: keys.count) : keys.map { s.rows[$0] != nil } }
+    }
+
     /// Which of `keys` are not cached.
     func missing(_ keys: [UInt64]) -> [UInt64] {
         state.withLock { s in keys.filter { s.rows[$0] == nil } }
