@@ -277,6 +277,44 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         }
     }
 
+    /// Eight-byte keys start their leaf search where the parent's separators say the key would
+    /// sit if the leaf were evenly filled (`BTree.leafSearch(_:_:parent:)`). Whatever the keys'
+    /// spread — dense runs, runs with holes, lone keys far apart, a run deleted — every lookup,
+    /// through `get` and through a cursor, finds what a model holds, present or not.
+    @Test(arguments: [41, 42] as [UInt64]) func eightByteKeysAreFoundWhateverTheirSpread(seed: UInt64) throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        var rng = SplitMix64(seed: seed)
+        var model: [UInt64: [UInt8]] = [:]
+        for i in 0..<6_000 as Range<UInt64> { model[1 << 48 | i] = bytes("dense \(i)") }
+        for i in 0..<6_000 as Range<UInt64> where rng.next() % 3 != 0 { model[2 << 48 | (i * 7)] = bytes("holes \(i)") }
+        for _ in 0..<3_000 { model[3 << 48 | (rng.next() >> 20)] = bytes("sparse") }
+        for i in 0..<2_000 as Range<UInt64> { model[4 << 48 | (i < 1_000 ? i : 1 << 40 | i)] = bytes("two runs \(i)") }
+        func key(_ k: UInt64) -> [UInt8] { withUnsafeBytes(of: k.bigEndian, Array.init) }
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for (k, v) in model.sorted(by: { $0.key < $1.key }) { try txn.put(v, for: key(k), in: "t") }
+        }
+        // A run taken out again, so leaves are left with gaps their separators do not show.
+        try engine.write { txn in
+            for i in 2_000..<2_600 as Range<UInt64> {
+                _ = try txn.delete(key(1 << 48 | i), in: "t")
+                model[1 << 48 | i] = nil
+            }
+        }
+        var probes = Array(model.keys)
+        probes += model.keys.flatMap { [$0 &+ 1, $0 &- 1] }
+        probes += (0..<5_000).map { _ in UInt64(1 + rng.next() % 4) << 48 | rng.next() % 50_000 }
+        try engine.read { txn in
+            for k in probes {
+                #expect(try txn.get(key(k), in: "t") == model[k], "seed \(seed), key \(String(k, radix: 16))")
+            }
+            var cursor = try txn.cursor(in: "t")
+            for k in probes.sorted() {
+                #expect(try cursor.withValue(forKey: key(k)) { Array($0) } == model[k], "seed \(seed), key \(String(k, radix: 16))")
+            }
+        }
+    }
+
     /// A scan in place (move, withCurrent, advance) visits exactly the entries `entries` lists,
     /// from any start key.
     @Test func anInPlaceScanVisitsWhatEntriesLists() throws {

@@ -16,16 +16,71 @@ enum BTree {
         guard root != .none else { return nil }
         var page = try source.page(root)
         var depth = 0
+        var parent: (page: Page, position: Int)?
         while page.type == .branch {
             depth += 1
             guard depth <= maxDepth, page.count > 0 || page.link != .none else {
                 throw .corrupt("branch page has no children or the tree is deeper than \(maxDepth)", page: page.number)
             }
-            page = try source.page(page.child(at: page.childPosition(for: key)))
+            let position = page.childPosition(for: key)
+            parent = (page, position)
+            page = try source.page(page.child(at: position))
         }
         guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", page: page.number) }
-        let (index, found) = leafSearch(page, key)
+        let (index, found) = leafSearch(page, key, parent: parent)
         return (page, index, found)
+    }
+
+    /// `leafSearch`, starting where an eight-byte `key` would sit if the leaf's keys were spread
+    /// evenly between the separators that bound it in `parent` (the branch and the child
+    /// position the descent took): primary keys grow by one, so the first probe usually hits,
+    /// and each probe is a cache miss on a page just read. From a wrong guess it gallops
+    /// outward and then searches what it bracketed, so the answer is always `leafSearch`'s.
+    @inline(__always)
+    static func leafSearch(_ leaf: Page, _ key: UnsafeRawBufferPointer, parent: (page: Page, position: Int)?) -> (Int, Bool) {
+        let n = leaf.count
+        guard n > 8, key.count == 8, let (branch, position) = parent, position > 0, position < branch.count else {
+            return leafSearch(leaf, key)
+        }
+        let lowKey = branch.branchKey(position - 1), highKey = branch.branchKey(position)
+        guard lowKey.count == 8, highKey.count == 8 else { return leafSearch(leaf, key) }
+        let low = UInt64(bigEndian: lowKey.loadUnaligned(as: UInt64.self))
+        let high = UInt64(bigEndian: highKey.loadUnaligned(as: UInt64.self))
+        let k = UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+        guard low <= k, k < high else { return leafSearch(leaf, key) }
+        let guess = min(n - 1, Int(Double(k - low) / Double(high - low) * Double(n)))
+        // Invariant: cells below `lo` hold smaller keys, cells from `hi` on larger ones.
+        var lo = 0, hi = n
+        let c = compareKeys(leaf.leafKey(guess), key)
+        if c == 0 { return (guess, true) }
+        var step = 1
+        if c < 0 {
+            lo = guess + 1
+            while guess + step < n {
+                let probe = guess + step
+                let cp = compareKeys(leaf.leafKey(probe), key)
+                if cp == 0 { return (probe, true) }
+                if cp > 0 { hi = probe; break }
+                lo = probe + 1
+                step &<<= 1
+            }
+        } else {
+            hi = guess
+            while guess - step >= 0 {
+                let probe = guess - step
+                let cp = compareKeys(leaf.leafKey(probe), key)
+                if cp == 0 { return (probe, true) }
+                if cp < 0 { lo = probe + 1; break }
+                hi = probe
+                step &<<= 1
+            }
+        }
+        while lo < hi {
+            let mid = (lo &+ hi) >> 1
+            let cm = compareKeys(leaf.leafKey(mid), key)
+            if cm < 0 { lo = mid + 1 } else if cm > 0 { hi = mid } else { return (mid, true) }
+        }
+        return (lo, false)
     }
 
     /// Binary search in a leaf: the index of `key`, or where it would be inserted.

@@ -108,7 +108,7 @@ public struct Cursor {
         }
         guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", file: file, page: page.number) }
         leaf = page
-        index = BTree.leafSearch(page, k).0
+        index = BTree.leafSearch(page, k, parent: path.last.map { ($0.page, $0.position) }).0
     }
 
     /// Moves to the next entry without reading it; whether there is one.
