@@ -1,7 +1,9 @@
 // RowCache: the store's cache of records, below every context (Core Data's row cache). Faults
-// that fire read their record here before asking the engine, and reading a to-many relationship
-// loads its members' records in one read transaction into it, so walking folder → notes costs
-// one transaction, not one per note.
+// that fire read their record here before asking the engine (unless they hold one read ahead,
+// Context+Relationships R5), and prefetching and child, pinned or batch contexts load a level's
+// or a to-many's records into it in one read transaction, so walking folder → notes costs one
+// transaction, not one per note. Its `generation` also decides whether a record read ahead is
+// still the latest.
 //
 // Invariant: the cache never holds a record older than the store's latest committed one. A save
 // removes the records it wrote or deleted and bumps `generation`; a reader notes the generation
