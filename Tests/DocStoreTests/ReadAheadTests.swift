@@ -37,6 +37,23 @@ import DocStoreTestSupport
         #expect(notes.allSatisfy { store.rows.row($0.key) == nil }, "firing them read nothing into the row cache")
     }
 
+    @Test func readingTheRelationshipAgainReadsNoRecordAgain() throws {
+        let store = try Self.folderOfNotes(4)
+        let context = Context(store: store)
+        let folder = try Self.inbox(context)
+        let first = folder.notes
+        let records = first.map { $0.readAhead?.record }
+        // Read again while its members are still faults: each keeps the record it holds (the
+        // same buffer, not a second read of it).
+        let again = folder.notes
+        #expect(again.map(\.key) == first.map(\.key))
+        for (note, record) in zip(again, records) {
+            let held = try #require(note.readAhead?.record)
+            let before = try #require(record)
+            #expect(held.withUnsafeBufferPointer { $0.baseAddress } == before.withUnsafeBufferPointer { $0.baseAddress })
+        }
+    }
+
     @Test func aFetchOfFaultsGivesEachFaultItsRecord() throws {
         let store = try Self.folderOfNotes(4)
         let context = Context(store: store)

@@ -81,15 +81,20 @@ extension Context {
         guard parent == nil, pinnedSnapshot == nil, batchTransaction == nil else {
             return try prefetchRecords(objects.map(\.key))
         }
-        let cached = store.rows.holds(objects.map(\.key))
-        let faults = zip(objects, cached).compactMap { $1 ? nil : $0 }
-        guard faults.count > 1 else { return }
         // Noted before the read, as the row cache notes it: a save that commits during the
         // read makes every record read here stale, and the faults then read afresh.
         let generation = store.rows.generation
+        // Not read again: faults that still hold a current record (the relationship read a
+        // second time) or whose record the row cache has.
+        let cached = store.rows.holds(objects.map(\.key))
+        let faults = zip(objects, cached).compactMap { object, isCached in
+            isCached || object.readAhead?.generation == generation ? nil : object
+        }
+        guard faults.count > 1 else { return }
         let records: [[UInt8]?] = try readStore { txn in
-            // Members come in key order (a links tree's order): one cursor finds each from the
-            // branch it shares with the one before.
+            // An unordered to-many's members come in key order (its links tree's order): one
+            // cursor finds each from the branch it shares with the one before. Other orders
+            // cost a descent from the root where a key falls before the cursor's leaf.
             var lookup = RecordLookup(txn)
             var records: [[UInt8]?] = []
             records.reserveCapacity(faults.count)

@@ -155,6 +155,7 @@ extension Context {
         registry.removeValue(forKey: o.key)
         o.flags = [.deleted, .invalidated]
         o.toMany = nil
+        o.readAhead = nil
         o.context = nil
     }
 

@@ -416,6 +416,7 @@ public final class Context {
             let object = ref.takeUnretainedValue()
             object.willTurnIntoFault()
             object.context = nil
+            object.readAhead = nil
             object.flags.insert(.invalidated)
         }
         registry = ObjectRegistry()

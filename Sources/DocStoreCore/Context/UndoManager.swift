@@ -159,6 +159,7 @@ extension Context {
             let o = s.object
             o.values = s.values
             o.flags = s.flags
+            o.readAhead = nil    // a fault put back reads the store when it fires
             o.toMany = s.toMany?.copied()
             if s.registered { registry[key] = Unmanaged.passUnretained(o) } else { registry.removeValue(forKey: key) }
             if s.changed { changed[key] = o } else { changed.removeValue(forKey: key) }
