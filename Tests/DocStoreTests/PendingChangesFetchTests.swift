@@ -87,6 +87,37 @@ import Testing
         #expect(try Context(store: c.store).count(for: FetchRequest<Book>()) == 310)
     }
 
+    @Test func unsavedObjectsSharingAValueAreAllFoundAsTheyComeAndGo() throws {
+        let c = try Self.books(5)
+        let same = try Self.titled("same")
+        let all = FetchRequest<Book>(predicate: try QueryPredicate(format: "title == %@", "same"))
+        #expect(try c.fetch(same).isEmpty)     // the lookup by title is made
+        var books: [Book] = []
+        for i in 0..<4 {
+            let b = Book()
+            b.title = "same"
+            b.pages = i
+            try c.insert(b)
+            books.append(b)
+            #expect(Set(try c.fetch(all).map(\.pages)) == Set(0...i), "after insert \(i)")
+        }
+        #expect(try c.explain(all).contains("pending changes: 4 unsaved objects"))
+        books[1].title = "other"
+        #expect(Set(try c.fetch(all).map(\.pages)) == [0, 2, 3])
+        try c.delete(books[2])
+        #expect(Set(try c.fetch(all).map(\.pages)) == [0, 3])
+        books[0].title = "other"
+        #expect(try c.fetch(all).map(\.pages) == [3])
+        #expect(Set(try c.fetch(try Self.titled("other")).map(\.pages)).isSubset(of: [0, 1]))
+        #expect(try c.count(for: FetchRequest<Book>(predicate: try QueryPredicate(format: "title == %@", "other"))) == 2)
+        books[3].title = "gone"
+        #expect(try c.fetch(all).isEmpty)
+        books[1].title = "same"
+        #expect(try c.fetch(all).map(\.pages) == [1])
+        try c.save()
+        #expect(try Context(store: c.store).fetch(all).map(\.pages) == [1])
+    }
+
     @Test func aLookupByValueFollowsEveryLaterChange() throws {
         let c = try Self.books(20)
         c.undoManager = UndoManager()

@@ -8,8 +8,9 @@
 //   `noteDeleted`/`noteUndeleted` of them. Code that flips the flag of an object that is here
 //   says so through those two; setting an object again re-reads its flag.
 // - `counts[kind]` is how many objects here are of that kind, deleted ones included.
-// - A value index (kind, slot) maps, for every live object of the kind, the slot's value as its
-//   index encodes it (Context.indexValue) to the object's key. It is made the first time a fetch
+// - A value index (kind, slot) maps, for every live object of the kind, a hash of the slot's
+//   value as its index encodes it (Context.indexValue) to the object's key; a lookup may return
+//   objects of another value with the same hash, never miss one. It is made the first time a fetch
 //   looks up by that attribute and kept current lazily: a key whose values may have changed —
 //   set, removed, deleted, undeleted, or told through `noteValuesMayChange` (every attribute or
 //   to-one write calls `willChange` first, which tells) — is `stale` for its kind's indexes and
@@ -35,19 +36,78 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         let slot: Int
     }
 
+    /// The live objects of one (kind, slot) by a 64-bit hash of their value's index encoding.
+    /// A hash, not the bytes: hashing and comparing a word is what made keeping the index cheap
+    /// (an array per value was most of its cost). Two values may share a hash, so a lookup
+    /// returns a superset; the fetch tests every unsaved object it is given (F2) anyway.
     struct ValueIndex {
-        var keysByValue: [[UInt8]: Set<UInt64>] = [:]
-        var valueOfKey: [UInt64: [UInt8]] = [:]
+        var keysByValue: [UInt64: Keys] = [:]
+        var valueOfKey: [UInt64: UInt64] = [:]
+
+        /// The keys holding one value: almost always one (a value index is made for the
+        /// attributes a fetch looks up by equality, which tend to be unique), so one key is held
+        /// without a set.
+        enum Keys {
+            case one(UInt64)
+            case many(Set<UInt64>)
+
+            func forEach(_ body: (UInt64) -> Void) {
+                switch self {
+                case .one(let key): body(key)
+                case .many(let keys): for key in keys { body(key) }
+                }
+            }
+        }
+
+        /// A 64-bit hash of an index encoding (FNV-1a over 8-byte words, then a final mix).
+        static func hash(_ bytes: [UInt8]) -> UInt64 {
+            var h: UInt64 = 0xcbf2_9ce4_8422_2325
+            bytes.withUnsafeBytes { raw in
+                var i = 0
+                while i + 8 <= raw.count {
+                    h = (h ^ raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+                    h ^= h >> 29
+                    i += 8
+                }
+                while i < raw.count {
+                    h = (h ^ UInt64(raw[i])) &* 0x0000_0100_0000_01b3
+                    i += 1
+                }
+            }
+            h ^= UInt64(bytes.count)
+            h = (h ^ (h >> 33)) &* 0xff51_afd7_ed55_8ccd
+            return h ^ (h >> 33)
+        }
 
         mutating func set(_ key: UInt64, to value: [UInt8]?) {
+            let new = value.map(Self.hash)
             let old = valueOfKey[key]
-            if old == value { return }
-            if let old {
-                keysByValue[old]?.remove(key)
-                if keysByValue[old]?.isEmpty == true { keysByValue.removeValue(forKey: old) }
+            if old == new { return }
+            if let old { remove(key, from: old) }
+            valueOfKey[key] = new
+            if let new { add(key, to: new) }
+        }
+
+        private mutating func add(_ key: UInt64, to value: UInt64) {
+            switch keysByValue[value] {
+            case nil: keysByValue[value] = .one(key)
+            case .one(let other): keysByValue[value] = .many([other, key])
+            case .many(var keys):
+                keysByValue[value] = .one(key)   // drops the dictionary's reference to the set before it changes
+                keys.insert(key)
+                keysByValue[value] = .many(keys)
             }
-            valueOfKey[key] = value
-            if let value { keysByValue[value, default: []].insert(key) }
+        }
+
+        private mutating func remove(_ key: UInt64, from value: UInt64) {
+            switch keysByValue[value] {
+            case nil: return
+            case .one(let other): if other == key { keysByValue.removeValue(forKey: value) }
+            case .many(var keys):
+                keysByValue[value] = .one(key)
+                keys.remove(key)
+                if keys.count == 1, let last = keys.first { keysByValue[value] = .one(last) } else { keysByValue[value] = .many(keys) }
+            }
         }
     }
 
@@ -113,25 +173,34 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// (for every value index it has), and every live one if `slot` has no index yet. The caller
     /// loads them (a changed object may still be a fault) before `liveObjects(of:slot:encodedAs:)`.
     func objectsToEncode(kind: UInt32, slot: Int) -> [ManagedObject] {
-        let keys: Set<UInt64> = valueIndexes[ValueIndexKey(kind: kind, slot: slot)] == nil ? live[kind] ?? [] : []
-        return keys.union(stale[kind] ?? []).compactMap { key in byKey[key].flatMap { $0.isDeleted ? nil : $0 } }
+        func liveObject(_ key: UInt64) -> ManagedObject? { byKey[key].flatMap { $0.isDeleted ? nil : $0 } }
+        guard valueIndexes[ValueIndexKey(kind: kind, slot: slot)] == nil else {
+            return (stale[kind] ?? []).compactMap(liveObject)
+        }
+        return (live[kind] ?? []).union(stale[kind] ?? []).compactMap(liveObject)
     }
 
     /// The live objects of `kind` whose `slot` encodes, as its index would hold it, to one of
-    /// `points`. Objects from `objectsToEncode` must be loaded.
+    /// `points` — and any whose encoding shares a hash with one (the caller tests each object).
+    /// Objects from `objectsToEncode` must be loaded.
     mutating func liveObjects(of kind: UInt32, slot: Int, encodedAs points: [[UInt8]]) -> [ManagedObject] {
         func encoding(_ key: UInt64, _ slot: Int) -> [UInt8]? {
             guard let object = byKey[key], !object.isDeleted, slot < object.values.count else { return nil }
             return Context.indexValue(object.values[slot])
         }
-        // Each index is taken out while it changes, so it is changed in place, never copied.
-        if let keys = stale.removeValue(forKey: kind) {
-            for s in indexedSlots[kind] ?? [] {
-                let k = ValueIndexKey(kind: kind, slot: s)
-                guard var index = valueIndexes.removeValue(forKey: k) else { continue }
-                for key in keys { index.set(key, to: encoding(key, s)) }
-                valueIndexes[k] = index
+        // Each index is taken out while it changes, so it is changed in place, never copied;
+        // the stale set is emptied keeping its storage (a fetch after each insert refills it).
+        if var keys = stale.removeValue(forKey: kind) {
+            if !keys.isEmpty {
+                for s in indexedSlots[kind] ?? [] {
+                    let k = ValueIndexKey(kind: kind, slot: s)
+                    guard var index = valueIndexes.removeValue(forKey: k) else { continue }
+                    for key in keys { index.set(key, to: encoding(key, s)) }
+                    valueIndexes[k] = index
+                }
+                keys.removeAll(keepingCapacity: true)
             }
+            stale[kind] = keys
         }
         let wanted = ValueIndexKey(kind: kind, slot: slot)
         if valueIndexes[wanted] == nil {
@@ -141,9 +210,11 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             indexedSlots[kind, default: []].append(slot)
         }
         var out: [ManagedObject] = []
-        var seen = Set<UInt64>()
-        for point in points {
-            for key in valueIndexes[wanted]?.keysByValue[point] ?? [] where seen.insert(key).inserted {
+        guard let index = valueIndexes[wanted] else { return out }
+        // A key holds one value per slot, so distinct hashes never yield one key twice.
+        let hashes = points.count < 2 ? points.map(ValueIndex.hash) : Array(Set(points.map(ValueIndex.hash)))
+        for hash in hashes {
+            index.keysByValue[hash]?.forEach { key in
                 if let object = byKey[key], !object.isDeleted { out.append(object) }
             }
         }
