@@ -1,8 +1,8 @@
-// Catalog+Reading: reads the catalog JSON (Format/schema.md) by hand from JSONSerialization's
-// dictionaries rather than through Codable: opening a store decodes it every time, and in a new
-// process Codable's generic decoding spends most of its time on first-use runtime type lookups
-// (with `_typeName` in place of `String(describing:)` for model types, opening + one fetch went
-// from 4.1 to 2.2-2.9 ms here). Writing still goes through JSONEncoder (once, when a store is created); the
+// Catalog+Reading: reads the catalog JSON (Format/schema.md) by hand, from JSONValue's own parse
+// (JSONValue+Parsing.swift), rather than through Codable or JSONSerialization: opening a store
+// decodes it every time, and in a new process both spend most of their time on first-use runtime
+// type lookups (Codable's generic decoding; JSONSerialization's Any values and the casts out of
+// them — a fifth of opening a store and fetching one note). Writing still goes through JSONEncoder (once, when a store is created); the
 // golden test checks that what is written reads back equal.
 
 import Foundation
@@ -10,46 +10,58 @@ import Foundation
 extension Catalog {
     /// The catalog from its JSON, or nil when the JSON does not have the catalog's shape.
     static func read(_ bytes: [UInt8]) -> Catalog? {
-        guard let root = (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any],
-              let format = root["format"] as? Int, let version = root["schemaVersion"] as? Int,
-              let schema = root["schema"] as? [String: Any], let entities = schema["entities"] as? [[String: Any]],
-              let entityIDs = root["entityIDs"] as? [String: Int], let fieldIDs = root["fieldIDs"] as? [String: Int],
-              let nextEntity = root["nextEntityID"] as? Int, let nextField = root["nextFieldID"] as? Int,
+        guard let root = try? JSONValue.parse(bytes),
+              let format = root["format"]?.intValue, let version = root["schemaVersion"]?.intValue,
+              let entities = root["schema"]?["entities"]?.arrayValue,
+              let entityIDs = ids(root["entityIDs"]), let fieldIDs = ids(root["fieldIDs"]),
+              let nextEntity = root["nextEntityID"]?.intValue, let nextField = root["nextFieldID"]?.intValue,
               version >= 0, nextEntity >= 0, nextField >= 0 else { return nil }
         guard let described = schemaEntities(entities) else { return nil }
         var catalog = Catalog(new: Schema(entities: []))
         catalog.format = format
         catalog.schemaVersion = UInt32(clamping: version)
         catalog.schema = Schema(entities: described)
-        catalog.entityIDs = entityIDs.mapValues { UInt32(clamping: $0) }
-        catalog.fieldIDs = fieldIDs.mapValues { UInt32(clamping: $0) }
+        catalog.entityIDs = entityIDs
+        catalog.fieldIDs = fieldIDs
         catalog.nextEntityID = UInt32(clamping: nextEntity)
         catalog.nextFieldID = UInt32(clamping: nextField)
         if let text = root["versionIdentifier"] {
-            guard let text = text as? String, let version = SchemaVersion(text) else { return nil }
+            guard let text = text.stringValue, let version = SchemaVersion(text) else { return nil }
             catalog.versionIdentifier = version
         }
         if let versions = root["versions"] {
-            guard let versions = versions as? [[String: Any]] else { return nil }
+            guard let versions = versions.arrayValue else { return nil }
             for v in versions {
-                guard let number = v["schemaVersion"] as? Int, number >= 0,
-                      let schema = v["schema"] as? [String: Any], let entities = schema["entities"] as? [[String: Any]],
+                guard let number = v["schemaVersion"]?.intValue, number >= 0,
+                      let entities = v["schema"]?["entities"]?.arrayValue,
                       let described = schemaEntities(entities),
-                      let entityIDs = v["entityIDs"] as? [String: Int], let fieldIDs = v["fieldIDs"] as? [String: Int] else { return nil }
+                      let entityIDs = ids(v["entityIDs"]), let fieldIDs = ids(v["fieldIDs"]) else { return nil }
                 var identifier: SchemaVersion?
                 if let text = v["versionIdentifier"] {
-                    guard let text = text as? String, let version = SchemaVersion(text) else { return nil }
+                    guard let text = text.stringValue, let version = SchemaVersion(text) else { return nil }
                     identifier = version
                 }
                 catalog.versions.append(CatalogVersion(
                     schemaVersion: UInt32(clamping: number), versionIdentifier: identifier, schema: Schema(entities: described),
-                    entityIDs: entityIDs.mapValues { UInt32(clamping: $0) }, fieldIDs: fieldIDs.mapValues { UInt32(clamping: $0) }))
+                    entityIDs: entityIDs, fieldIDs: fieldIDs))
             }
         }
         return catalog
     }
 
-    private static func schemaEntities(_ entities: [[String: Any]]) -> [EntityDescription]? {
+    /// A map of names to IDs (`entityIDs`, `fieldIDs`); nil unless every value is an integer.
+    private static func ids(_ json: JSONValue?) -> [String: UInt32]? {
+        guard let members = json?.objectValue else { return nil }
+        var out: [String: UInt32] = [:]
+        out.reserveCapacity(members.count)
+        for (name, value) in members {
+            guard let id = value.intValue else { return nil }
+            out[name] = UInt32(clamping: id)
+        }
+        return out
+    }
+
+    private static func schemaEntities(_ entities: [JSONValue]) -> [EntityDescription]? {
         var described: [EntityDescription] = []
         for e in entities {
             guard let entity = entity(e) else { return nil }
@@ -58,11 +70,11 @@ extension Catalog {
         return described
     }
 
-    private static func entity(_ e: [String: Any]) -> EntityDescription? {
-        guard let name = e["name"] as? String, let attributes = e["attributes"] as? [[String: Any]],
-              let relationships = e["relationships"] as? [[String: Any]] else { return nil }
-        var entity = EntityDescription(name: name, parent: e["parent"] as? String, isAbstract: e["isAbstract"] as? Bool ?? false)
-        entity.originalName = e["originalName"] as? String
+    private static func entity(_ e: JSONValue) -> EntityDescription? {
+        guard let name = e["name"]?.stringValue, let attributes = e["attributes"]?.arrayValue,
+              let relationships = e["relationships"]?.arrayValue else { return nil }
+        var entity = EntityDescription(name: name, parent: e["parent"]?.stringValue, isAbstract: e["isAbstract"]?.boolValue ?? false)
+        entity.originalName = e["originalName"]?.stringValue
         for a in attributes {
             guard let attribute = attribute(a) else { return nil }
             entity.attributes.append(attribute)
@@ -72,25 +84,30 @@ extension Catalog {
             entity.relationships.append(relationship)
         }
         if let indexes = e["indexes"] {
-            guard let indexes = indexes as? [[String: Any]] else { return nil }
+            guard let indexes = indexes.arrayValue else { return nil }
             for i in indexes {
-                guard let properties = i["properties"] as? [String] else { return nil }
-                entity.indexes.append(IndexDescription(properties, isUnique: i["isUnique"] as? Bool ?? false))
+                guard let names = i["properties"]?.arrayValue else { return nil }
+                var properties: [String] = []
+                for n in names {
+                    guard let name = n.stringValue else { return nil }
+                    properties.append(name)
+                }
+                entity.indexes.append(IndexDescription(properties, isUnique: i["isUnique"]?.boolValue ?? false))
             }
         }
         return entity
     }
 
-    private static func attribute(_ a: [String: Any]) -> AttributeDescription? {
-        guard let name = a["name"] as? String, let typeName = a["type"] as? String,
+    private static func attribute(_ a: JSONValue) -> AttributeDescription? {
+        guard let name = a["name"]?.stringValue, let typeName = a["type"]?.stringValue,
               let type = AttributeType(catalogName: typeName) else { return nil }
         var attribute = AttributeDescription(
-            name: name, type: type, isOptional: a["isOptional"] as? Bool ?? false,
-            isIndexed: a["isIndexed"] as? Bool ?? false, isUnique: a["isUnique"] as? Bool ?? false,
-            allowsExternalStorage: a["allowsExternalStorage"] as? Bool ?? false,
-            originalName: a["originalName"] as? String, minimum: number(a["minimum"]), maximum: number(a["maximum"]),
-            minLength: a["minLength"] as? Int, maxLength: a["maxLength"] as? Int, pattern: a["pattern"] as? String)
-        if let text = a["defaultValue"] as? String {
+            name: name, type: type, isOptional: a["isOptional"]?.boolValue ?? false,
+            isIndexed: a["isIndexed"]?.boolValue ?? false, isUnique: a["isUnique"]?.boolValue ?? false,
+            allowsExternalStorage: a["allowsExternalStorage"]?.boolValue ?? false,
+            originalName: a["originalName"]?.stringValue, minimum: a["minimum"]?.doubleValue, maximum: a["maximum"]?.doubleValue,
+            minLength: a["minLength"]?.intValue, maxLength: a["maxLength"]?.intValue, pattern: a["pattern"]?.stringValue)
+        if let text = a["defaultValue"]?.stringValue {
             guard let data = Data(base64Encoded: text) else { return nil }
             if !data.isEmpty {
                 guard let value = try? RecordReader.value(from: Array(data)) else { return nil }
@@ -102,24 +119,16 @@ extension Catalog {
         return attribute
     }
 
-    private static func relationship(_ r: [String: Any]) -> RelationshipDescription? {
-        guard let name = r["name"] as? String, let destination = r["destination"] as? String,
-              let rule = DeleteRule(rawValue: r["deleteRule"] as? String ?? "") else { return nil }
+    private static func relationship(_ r: JSONValue) -> RelationshipDescription? {
+        guard let name = r["name"]?.stringValue, let destination = r["destination"]?.stringValue,
+              let rule = DeleteRule(rawValue: r["deleteRule"]?.stringValue ?? "") else { return nil }
         var relationship = RelationshipDescription(
-            name: name, destination: destination, inverse: r["inverse"] as? String,
-            isToMany: r["isToMany"] as? Bool ?? false, isOrdered: r["isOrdered"] as? Bool ?? false,
-            deleteRule: rule, isOptional: r["isOptional"] as? Bool ?? true,
-            minCount: r["minCount"] as? Int, maxCount: r["maxCount"] as? Int)
-        relationship.originalName = r["originalName"] as? String
+            name: name, destination: destination, inverse: r["inverse"]?.stringValue,
+            isToMany: r["isToMany"]?.boolValue ?? false, isOrdered: r["isOrdered"]?.boolValue ?? false,
+            deleteRule: rule, isOptional: r["isOptional"]?.boolValue ?? true,
+            minCount: r["minCount"]?.intValue, maxCount: r["maxCount"]?.intValue)
+        relationship.originalName = r["originalName"]?.stringValue
         return relationship
-    }
-
-    private static func number(_ value: Any?) -> Double? {
-        switch value {
-        case let d as Double: d
-        case let i as Int: Double(i)
-        default: nil
-        }
     }
 }
 
