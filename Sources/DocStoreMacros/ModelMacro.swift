@@ -9,8 +9,11 @@
 //     pending values of phase-one initialization (`_$pending`), `_$absorbPending()`,
 //     `_$observedValueChanged(slot:)` (tells Observation a slot changed outside its setter), the
 //     initializer a context uses to make faults, and `init()` when the class declares none.
-// Inverse key paths (`@Relationship(inverse: \Folder.notes)`) are read by their last component,
-// and so are the key paths of `#Index` and `#Unique` declarations in the class body.
+// Inverse key paths (`@Relationship(inverse: \Folder.notes)`) are read by their last component
+// (the description keeps the name, not the key path), and so are the key paths of `#Index` and
+// `#Unique` declarations in the class body. The description names each property's type through a
+// closure that is never called, not a key path: key path literals are built at run time, and
+// building them was a tenth of opening a store in a new process.
 
 import SwiftDiagnostics
 import SwiftSyntax
@@ -78,9 +81,15 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
             case "Relationship", "DocStore.Relationship":
                 let args = attribute.arguments?.as(LabeledExprListSyntax.self)
                 property.relationshipArguments = args?.trimmedDescription ?? ""
-                if let inverse = args?.first(where: { $0.label?.text == "inverse" })?.expression.as(KeyPathExprSyntax.self),
+                if let args, let inverse = args.first(where: { $0.label?.text == "inverse" })?.expression.as(KeyPathExprSyntax.self),
                    let last = inverse.components.last?.component.as(KeyPathPropertyComponentSyntax.self) {
                     property.inverseName = last.declName.baseName.text
+                    // The name is all the description needs: the key path itself is left out, so
+                    // opening a store does not build it at run time (the compiler has checked it
+                    // in the attribute already).
+                    property.relationshipArguments = args.filter { $0.label?.text != "inverse" }
+                        .map { ($0.label.map { "\($0.text): " } ?? "") + $0.expression.trimmedDescription }
+                        .joined(separator: ", ")
                 }
             default: continue
             }
@@ -117,7 +126,9 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
         let properties = persistedProperties(of: declaration)
 
         let descriptions = properties.map { p -> String in
-            var call = "DocStore._$property(\\\(className).\(p.name), \"\(p.name)\""
+            // A closure, not a key path, carries the property's type: it is never called, and a
+            // key path literal is built at run time (a tenth of opening a store in a new process).
+            var call = "DocStore._$property({ (o: \(className)) in o.\(p.name) }, \"\(p.name)\""
             if let literal = p.initializer.flatMap(literalDefault) { call += ", defaultValue: \(literal)" }
             if let args = p.attributeArguments, !args.isEmpty { call += ", attribute: [\(args)]" }
             if let args = p.relationshipArguments {

@@ -80,9 +80,15 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
 
                 override public class var _$entityDescription: DocStore.EntityDescription? {
                     DocStore._$entity("Note", parent: nil, isAbstract: false, [
-                        DocStore._$property(\\Note.title, "title", defaultValue: .string(""), attribute: [.indexed]),
-                                DocStore._$property(\\Note.folder, "folder", relationship: DocStore._$RelationshipOptions(inverseName: "notes", inverse: \\Folder.notes)),
-                                DocStore._$property(\\Note.tags, "tags")
+                        DocStore._$property({ (o: Note) in
+                                        o.title
+                                    }, "title", defaultValue: .string(""), attribute: [.indexed]),
+                                DocStore._$property({ (o: Note) in
+                                        o.folder
+                                    }, "folder", relationship: DocStore._$RelationshipOptions(inverseName: "notes")),
+                                DocStore._$property({ (o: Note) in
+                                        o.tags
+                                    }, "tags")
                     ])
                 }
 

@@ -278,7 +278,7 @@ public func _$entity(_ name: String, parent: String?, isAbstract: Bool, _ proper
 }
 
 public func _$property<Root, V: PersistentValue>(
-    _ keyPath: KeyPath<Root, V>, _ name: String, defaultValue: StoredValue? = nil,
+    _ property: (Root) -> V, _ name: String, defaultValue: StoredValue? = nil,
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     var a = AttributeDescription(name: name, type: V.attributeType, isOptional: V.isOptional)
@@ -288,7 +288,7 @@ public func _$property<Root, V: PersistentValue>(
 }
 
 public func _$property<Root, V: Codable>(
-    _ keyPath: KeyPath<Root, V>, _ name: String, defaultValue: StoredValue? = nil,
+    _ property: (Root) -> V, _ name: String, defaultValue: StoredValue? = nil,
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     let optional = V.self as? any OptionalType.Type
@@ -310,21 +310,21 @@ extension Optional: OptionalType {
 }
 
 public func _$property<Root, V: ManagedObject>(
-    _ keyPath: KeyPath<Root, V?>, _ name: String, defaultValue: StoredValue? = nil,
+    _ property: (Root) -> V?, _ name: String, defaultValue: StoredValue? = nil,
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     relationshipDescription(name, V.self, relationship, toMany: false, ordered: false)
 }
 
 public func _$property<Root, V: ManagedObject>(
-    _ keyPath: KeyPath<Root, Set<V>>, _ name: String, defaultValue: StoredValue? = nil,
+    _ property: (Root) -> Set<V>, _ name: String, defaultValue: StoredValue? = nil,
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     relationshipDescription(name, V.self, relationship, toMany: true, ordered: false)
 }
 
 public func _$property<Root, V: ManagedObject>(
-    _ keyPath: KeyPath<Root, [V]>, _ name: String, defaultValue: StoredValue? = nil,
+    _ property: (Root) -> [V], _ name: String, defaultValue: StoredValue? = nil,
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     relationshipDescription(name, V.self, relationship, toMany: true, ordered: true)
