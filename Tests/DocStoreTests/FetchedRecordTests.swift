@@ -100,6 +100,16 @@ import DocStoreTestSupport
                     let one = try RecordCoding.withRaw(record) { (raw) throws(DocStoreError) in try RecordCoding.field(raw, id, key: 9) }
                     #expect(one == byID[id], "seed \(seed) round \(round) field \(id)")
                 }
+                // Reads that go on from where the previous one stopped (an object reading its
+                // attributes), in ascending runs and jumps back, give the same values.
+                var position = RecordPosition()
+                for step in 0..<16 {
+                    let id = UInt32(rng.next() % 13)
+                    let stepped = try RecordCoding.withRaw(record) { (raw) throws(DocStoreError) in
+                        try RecordCoding.field(raw, id, key: 9, from: &position)
+                    }
+                    #expect(stepped == byID[id], "seed \(seed) round \(round) step \(step) field \(id), read on from \(position)")
+                }
             case (.failure(let d), .failure(let v)):
                 damagedSeen += 1
                 #expect(d.code == .corrupt && v.code == .corrupt, "seed \(seed) round \(round)")

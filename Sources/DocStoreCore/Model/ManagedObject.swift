@@ -81,11 +81,17 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// Weak: the app owns its contexts (see the file comment).
     @exclusivity(unchecked) final weak var context: Context?
     @exclusivity(unchecked) final var flags: ObjectFlags = []
+    /// Where the last field read from `record` stopped: the next read of a later field goes on
+    /// from there (RecordCoding.field). Declared after `flags`, it takes the padding before the
+    /// next eight-byte field, so it costs a fetched object no memory.
+    @exclusivity(unchecked) final var recordPosition = RecordPosition()
     /// The values by slot once decoded; see `values`.
     @exclusivity(unchecked) final var decodedValues: [StoredValue] = []
     /// A fetched object's record (checked whole by `RecordCoding.validate`) while its values are
     /// not decoded yet: a typed read decodes only its own field from it (`storedValue`).
-    @exclusivity(unchecked) final var record: [UInt8]? = nil
+    @exclusivity(unchecked) final var record: [UInt8]? = nil {
+        didSet { recordPosition = RecordPosition() }
+    }
     @exclusivity(unchecked) final var toMany: ToManyStates? = nil
     /// A fault's record read ahead with others (a to-many relationship's members): firing the
     /// fault takes it if no save came after the read, else reads afresh. Nil once loaded.
@@ -141,7 +147,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// The value of `slot` of a loaded object: from its record when it still holds one (that
     /// field alone decoded), else from its values.
     final func loadedValue(_ slot: Int) -> StoredValue {
-        if let record, let entityInfo { return entityInfo.value(ofSlot: slot, inRecord: record, key: key) }
+        if let record, let entityInfo { return entityInfo.value(ofSlot: slot, inRecord: record, key: key, from: &recordPosition) }
         return slot < decodedValues.count ? decodedValues[slot] : .null
     }
 

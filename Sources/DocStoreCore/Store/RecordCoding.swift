@@ -173,18 +173,49 @@ enum RecordCoding {
     }
 
     /// The value of field `fieldID` in a record `validate` passed; nil when the record lacks it
-    /// (its default applies). Steps over the fields before it without decoding them.
-    static func field(_ bytes: UnsafeRawBufferPointer, _ fieldID: UInt32, key: UInt64) throws(DocStoreError) -> StoredValue? {
+    /// (its default applies). Steps over the fields before it without decoding them — from
+    /// `position`, where the last such read of these bytes stopped, when `fieldID` lies past it
+    /// (reading an object's attributes in their order walks its record once), else from the
+    /// header. `position` is left where this read stopped.
+    static func field(_ bytes: UnsafeRawBufferPointer, _ fieldID: UInt32, key: UInt64,
+                      from position: inout RecordPosition) throws(DocStoreError) -> StoredValue? {
         var reader = RecordReader(bytes: bytes, key: key)
-        _ = try readHeader(&reader)
+        // Go on from the position when the field there is the one wanted or comes before it.
+        // (The fields before it were checked with the whole record, so the ascending order of
+        // IDs is checked from there on only.)
+        var resumes = false
+        if position.offset != 0, Int(position.offset) < bytes.count {
+            var peek = reader
+            peek.offset = Int(position.offset)
+            if let next = try? peek.varint(), next <= UInt64(fieldID) {
+                reader.offset = Int(position.offset)
+                resumes = true
+            }
+        }
+        if !resumes { _ = try readHeader(&reader) }
         var previous: UInt64? = nil
         while !reader.atEnd {
+            let start = reader.offset
             let id = try reader.fieldID(after: &previous)
-            if id == fieldID { return try reader.value() }
-            if id > fieldID { return nil }
+            if id == fieldID {
+                let value = try reader.value()
+                position = RecordPosition(offset: reader.offset)
+                return value
+            }
+            if id > fieldID {
+                position = RecordPosition(offset: start)
+                return nil
+            }
             try reader.skipValue()
         }
+        position = RecordPosition(offset: reader.offset)
         return nil
+    }
+
+    /// The value of field `fieldID`, read from the header on (RecordCoding.field(_:_:key:from:)).
+    static func field(_ bytes: UnsafeRawBufferPointer, _ fieldID: UInt32, key: UInt64) throws(DocStoreError) -> StoredValue? {
+        var position = RecordPosition()
+        return try field(bytes, fieldID, key: key, from: &position)
     }
 
     /// `bytes` rewritten with new schema and row versions and the fields of `changes`
@@ -276,6 +307,18 @@ enum RecordCoding {
         }
         return (UInt32(entity), UInt32(schemaVersion), rowVersion)
     }
+}
+
+/// Where a walk through a record's fields stopped (RecordCoding.field): the offset of the next
+/// field not yet read; 0 for none (read from the header). Four bytes, as every fetched object
+/// holds one (in what was padding).
+struct RecordPosition {
+    var offset: UInt32 = 0
+
+    init() {}
+
+    /// A position at `offset`; the start when it does not fit.
+    init(offset: Int) { self.offset = UInt32(exactly: offset) ?? 0 }
 }
 
 /// Reads a record's bytes (in place: the caller keeps them alive while it reads); every read
