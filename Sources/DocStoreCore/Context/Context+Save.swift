@@ -95,19 +95,24 @@ extension Context {
                 // Phase 0, K1: nothing is written if a row moved on since it was read.
                 stale = try staleObjects(objects, rewritten: rewritten, txn)
                 if !stale.isEmpty { throw DocStoreError(.mergeConflict, "stale objects") }
-                // Phase 1, reads and deletes. W2: old index entries out first.
+                // Phase 1, reads and deletes. W2: old index entries out first (every delete is
+                // made before any put: `batch` makes them in key order, per tree).
+                var batch = WriteBatch()
+                var doomed: [(key: [UInt8], tree: String)] = []
                 for o in objects where !o.isInserted {
                     guard let entity = o.entityInfo, o.isDeleted || valuesChanged.contains(o.key) else { continue }
-                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.values, txn)
+                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.values, txn,
+                                            deleter: { doomed.append(($0, $1)) })
+                    for d in doomed { try batch.delete(d.key, in: d.tree, txn) }
+                    doomed.removeAll(keepingCapacity: true)
                 }
-                var batch = WriteBatch()
                 let schemaVersion = store.catalog.schemaVersion
                 for o in objects {
                     guard let entity = o.entityInfo else { continue }
                     if o.isDeleted {
                         if o.isInserted { continue }
-                        _ = try txn.delete(PrimaryKey.bytes(o.key), in: entity.recordsTree)
-                        for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn) }
+                        try batch.delete(PrimaryKey.bytes(o.key), in: entity.recordsTree, txn)
+                        for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn, &batch) }
                         continue
                     }
                     if rewritten.contains(o.key) {
@@ -126,6 +131,7 @@ extension Context {
                               for: Catalog.sequenceKey(id), in: Catalog.tree)
                 }
                 // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
+                try batch.applyDeletes(txn)
                 clashes = try batch.uniqueClashes(txn)
                 if !clashes.isEmpty { throw clashes[0].error }
                 try batch.apply(txn)
@@ -460,27 +466,33 @@ extension Context {
         s.utf8.allSatisfy { $0 < 0x80 } ? s : s.precomposedStringWithCanonicalMapping
     }
 
-    private func deleteLinks(of key: UInt64, _ p: PropertyInfo, _ txn: WriteTransaction) throws {
-        try Self.deleteLinks(of: key, in: p.linkTree, txn)
+    /// Deletes every link of `key` in `p`, through `batch`.
+    private func deleteLinks(of key: UInt64, _ p: PropertyInfo, _ txn: WriteTransaction, _ batch: inout WriteBatch) throws {
+        for k in try Self.links(of: key, in: p.linkTree, txn) { try batch.delete(k, in: p.linkTree, txn) }
     }
 
     /// Deletes every link whose source is `key` from the links tree `tree` (its 8-byte prefix).
     static func deleteLinks(of key: UInt64, in tree: String, _ txn: WriteTransaction) throws {
+        for k in try links(of: key, in: tree, txn) { _ = try txn.delete(k, in: tree) }
+    }
+
+    /// The keys of every link whose source is `key` in the links tree `tree` (its 8-byte prefix).
+    static func links(of key: UInt64, in tree: String, _ txn: WriteTransaction) throws -> [[UInt8]] {
         let prefix = PrimaryKey.bytes(key)
-        var doomed: [[UInt8]] = []
+        var keys: [[UInt8]] = []
         var cursor = try txn.cursor(in: tree)
         var entry = try cursor.seek(to: prefix)
         while let (k, _) = entry, k.starts(with: prefix) {
-            doomed.append(k)
+            keys.append(k)
             entry = try cursor.next()
         }
-        for k in doomed { _ = try txn.delete(k, in: tree) }
+        return keys
     }
 
     private func writeLinks(of o: ManagedObject, _ p: PropertyInfo, _ state: ToManyState, _ txn: WriteTransaction,
                             _ batch: inout WriteBatch) throws {
         if p.isOrdered {
-            try deleteLinks(of: o.key, p, txn)
+            try deleteLinks(of: o.key, p, txn, &batch)
             let members = try state.members ?? members(of: o, p)
             for (i, target) in members.enumerated() {
                 var k = PrimaryKey.bytes(o.key)
@@ -494,7 +506,7 @@ extension Context {
             return
         }
         for target in state.removed {
-            _ = try txn.delete(linkKey(o.key, target), in: p.linkTree)
+            try batch.delete(linkKey(o.key, target), in: p.linkTree, txn)
         }
         for target in state.added {
             batch.put([], for: linkKey(o.key, target), in: p.linkTree)
@@ -530,8 +542,14 @@ extension WriteBatch {
 /// The puts of a save, grouped by tree (W1): the engine applies consecutive puts to one tree
 /// sorted, so a save writes each tree's entries in one ordered run rather than interleaving
 /// records, links and index entries. Unique index entries are checked against the store and
-/// against each other before anything is put.
+/// against each other before anything is put. Deletes are grouped by tree too and made in key
+/// order, a few thousand at a time (WriteTransaction.delete(keys:in:)), before any put.
 struct WriteBatch {
+    /// Deletes by tree not made yet: at most `deleteChunk` per tree (then they are made), so a
+    /// save of many deletions does not hold all their keys.
+    private var deletes: [String: [[UInt8]]] = [:]
+    static let deleteChunk = 8_192
+
     /// Puts by tree, in the order the trees were first named (a save names a handful of trees,
     /// and consecutive puts mostly go to the same one: `last` finds it without a search).
     /// Entries are packed (PutEntries): a save of 100 000 notes puts about a million, and as
@@ -542,6 +560,23 @@ struct WriteBatch {
     private var uniques: [String: [[UInt8]: (owner: UInt64, what: UniqueOwner)]] = [:]
     /// Two objects of this save that want one unique entry.
     private var clashes: [UniqueClash] = []
+
+    /// Deletes `key` from `tree` — now, with the others of its chunk, or in `applyDeletes`.
+    mutating func delete(_ key: [UInt8], in tree: String, _ txn: WriteTransaction) throws {
+        deletes[tree, default: []].append(key)
+        if let keys = deletes[tree], keys.count >= Self.deleteChunk {
+            deletes[tree] = nil
+            try txn.delete(keys: keys, in: tree)
+        }
+    }
+
+    /// Makes the deletes not made yet: before `uniqueClashes` and `apply`, which must see them.
+    mutating func applyDeletes(_ txn: WriteTransaction) throws {
+        for tree in deletes.keys.sorted() {
+            guard let keys = deletes.removeValue(forKey: tree) else { continue }
+            try txn.delete(keys: keys, in: tree)
+        }
+    }
 
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
         select(tree)
@@ -596,7 +631,7 @@ struct WriteBatch {
     }
 
     /// Whether the batch holds no entry (as after `apply`).
-    var isEmpty: Bool { uniques.isEmpty && puts.allSatisfy { $0.entries.isEmpty } }
+    var isEmpty: Bool { uniques.isEmpty && deletes.isEmpty && puts.allSatisfy { $0.entries.isEmpty } }
 
     /// Puts everything (after `uniqueClashes` found none), and empties the batch as it goes:
     /// each tree's entries are freed once they are in its pages and the log, so a large save

@@ -88,7 +88,10 @@ struct WALPayloadBuilder {
             ops = []
             return false
         }
-        ops.reserveCapacity(ops.count + byteCount)
+        // Grown by at least doubling: `reserveCapacity` alone reserves exactly what it is asked,
+        // so a save logging its deletes a chunk at a time copied the whole payload per chunk.
+        let needed = ops.count + byteCount
+        if ops.capacity < needed { ops.reserveCapacity(Swift.max(needed, 2 * ops.capacity)) }
         return true
     }
 
