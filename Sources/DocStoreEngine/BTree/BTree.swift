@@ -75,17 +75,18 @@ enum BTree {
                 step &<<= 1
             }
         }
-        while lo < hi {
-            let mid = (lo &+ hi) >> 1
-            let cm = compareKeys(leaf.leafKey(mid), key)
-            if cm < 0 { lo = mid + 1 } else if cm > 0 { hi = mid } else { return (mid, true) }
-        }
-        return (lo, false)
+        return bisect(leaf, key, lo, hi)
     }
 
     /// Binary search in a leaf: the index of `key`, or where it would be inserted.
     @inline(__always) static func leafSearch(_ leaf: Page, _ key: UnsafeRawBufferPointer) -> (Int, Bool) {
-        var lo = 0, hi = leaf.count
+        bisect(leaf, key, 0, leaf.count)
+    }
+
+    /// Binary search of the leaf's cells `lo..<hi`, where cells below `lo` hold smaller keys and
+    /// cells from `hi` on larger ones: the index of `key`, or where it would be inserted.
+    @inline(__always) private static func bisect(_ leaf: Page, _ key: UnsafeRawBufferPointer, _ lo: Int, _ hi: Int) -> (Int, Bool) {
+        var lo = lo, hi = hi
         while lo < hi {
             let mid = (lo &+ hi) >> 1
             let c = compareKeys(leaf.leafKey(mid), key)
