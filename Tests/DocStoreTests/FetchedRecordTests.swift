@@ -68,6 +68,36 @@ import DocStoreTestSupport
     /// Records from a pool of values, then damaged (bytes changed, cut short): `validate`
     /// throws exactly when `decode` does, and on a record it passes, `field` gives every field
     /// as the whole decode does.
+    @Test func aNewRecordIsReadFromItsStartNotFromWhereTheOldOneStopped() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        do {
+            let context = Context(store: store)
+            let note = Note(title: "short")
+            note.rating = 1
+            note.isRead = true
+            try context.insert(note)
+            try context.save()
+        }
+        let context = Context(store: store)
+        let note = try #require(try context.fetch(FetchRequest<Note>()).first)
+        #expect(note.record != nil)
+        #expect(note.title == "short" && note.body == nil && note.rating == 1)   // the position is past rating now
+        // Another save changes the fields before that position: a longer title, a body where
+        // there was none — the record's later fields move, and the old position falls inside
+        // the title, on bytes that read as low field IDs (a stale position would be taken).
+        let other = Context(store: store)
+        let same = try #require(try other.fetch(FetchRequest<Note>()).first)
+        same.title = String(repeating: "\u{2}\u{3}\u{1}", count: 40)
+        same.body = "a body now"
+        same.rating = 7
+        try other.save()
+        context.refresh(note, mergeChanges: false)
+        #expect(note.rating == 7, "read first, past where the old record's reads stopped")
+        #expect(note.record != nil, "the refreshed note holds its new record")
+        #expect(note.isRead)
+        #expect(note.title == same.title && note.body == "a body now")
+    }
+
     @Test(arguments: [1, 2, 3] as [UInt64]) func validateAcceptsExactlyWhatDecodeAccepts(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         let pool: [StoredValue] = [

@@ -236,7 +236,11 @@ private let formatDirectory = URL(fileURLWithPath: #filePath)
         let catalog = Catalog(new: schema)
         let read = try Catalog.decode(try catalog.encoded())
         #expect(read == catalog)
-        #expect(throws: DocStoreError.self) { try Catalog.decode(Array("{\"format\": 1}".utf8)) }
-        #expect(throws: DocStoreError.self) { try Catalog.decode(Array("not json".utf8)) }
+        // The wrong shape, and text that is not JSON, whose error says at which byte.
+        let shape = #expect(throws: DocStoreError.self) { try Catalog.decode(Array("{\"format\": 1}".utf8)) }
+        #expect(shape?.message.contains("not JSON of the catalog's shape") == true)
+        let text = #expect(throws: DocStoreError.self) { try Catalog.decode(Array("{\"format\": 1,}".utf8)) }
+        #expect(text?.code == .corrupt)
+        #expect(text?.message.contains("is not JSON at byte 13") == true, "\(String(describing: text))")
     }
 }

@@ -471,11 +471,6 @@ extension Context {
         for k in try Self.links(of: key, in: p.linkTree, txn) { try batch.delete(k, in: p.linkTree, txn) }
     }
 
-    /// Deletes every link whose source is `key` from the links tree `tree` (its 8-byte prefix).
-    static func deleteLinks(of key: UInt64, in tree: String, _ txn: WriteTransaction) throws {
-        for k in try links(of: key, in: tree, txn) { _ = try txn.delete(k, in: tree) }
-    }
-
     /// The keys of every link whose source is `key` in the links tree `tree` (its 8-byte prefix).
     static func links(of key: UInt64, in tree: String, _ txn: WriteTransaction) throws -> [[UInt8]] {
         let prefix = PrimaryKey.bytes(key)
@@ -637,6 +632,7 @@ struct WriteBatch {
     /// each tree's entries are freed once they are in its pages and the log, so a large save
     /// does not hold every tree's entries while the last tree's pages are made.
     mutating func apply(_ txn: WriteTransaction) throws {
+        try applyDeletes(txn)      // nothing when the caller made them already
         for tree in uniques.keys.sorted() {
             for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
         }

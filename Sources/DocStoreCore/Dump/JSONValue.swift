@@ -1,6 +1,7 @@
 // JSONValue: one JSON value of any shape, decoded without Foundation's Any-typed bridging (so
-// `true` and `1` stay apart) — for document paths into Codable attributes (DocumentPath) and
-// for the lines of a dump (Format/dump.md), whose objects differ in shape by entity. Integers are kept apart from other numbers so that an
+// `true` and `1` stay apart) — for document paths into Codable attributes (DocumentPath), for
+// the lines of a dump (Format/dump.md), whose objects differ in shape by entity, and for the
+// catalog (read by JSONValue's own parser, JSONValue+Parsing.swift). Integers are kept apart from other numbers so that an
 // Int64 survives exactly; every other number is a Double, written in its shortest form that
 // reads back to the same Double (JSONEncoder's), so Doubles survive exactly too.
 

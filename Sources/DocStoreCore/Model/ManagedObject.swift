@@ -6,7 +6,8 @@
 //   values    by slot (EntityInfo); empty while the object is a fault. To-one relationships hold
 //             `.reference(key)`; to-many relationships live in `toMany`, loaded lazily. A fetched
 //             object may hold its checked record instead (`record`): typed reads decode one field
-//             from it, and the first use of `values` decodes it whole and drops it.
+//             from it (going on from `recordPosition`, where the last read stopped, when the
+//             field lies past it), and the first use of `values` decodes it whole and drops it.
 //   flags     fault / inserted / updated / deleted / invalidated.
 //   readAhead a fault's record read ahead (Context+Relationships R5); only a fault has one.
 // Ownership runs one way, as in Core Data: the app keeps its contexts, a context keeps its

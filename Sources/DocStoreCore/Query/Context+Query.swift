@@ -198,7 +198,8 @@ extension Context {
     /// whether a stored row's key is one of these or of a deleted unsaved object: the store's
     /// values of it do not count.
     /// With an equality on an indexed attribute as the source, only the unsaved objects that
-    /// hold one of its values are tested (looked up by the value's index encoding).
+    /// hold one of its values are tested (looked up by a hash of the value's index encoding: an
+    /// object whose value shares the hash is tested too, and fails the predicate).
     private func pendingObjects(of kinds: Set<UInt32>, source: QuerySource? = nil) throws(DocStoreError) -> (live: [ManagedObject], shadowed: (UInt64) -> Bool) {
         var out: [ManagedObject]
         if case .index(let p, let ranges)? = source, kinds.count == 1, let kind = kinds.first, !ranges.isEmpty,

@@ -101,7 +101,10 @@ struct Catalog: Encodable, Equatable {
 
     static func decode(_ bytes: [UInt8]) throws(DocStoreError) -> Catalog {
         guard let catalog = read(bytes) else {
-            throw DocStoreError(.corrupt, "the catalog (tree \(tree), key \"catalog\") is not JSON of the catalog's shape (Format/schema.md)")
+            // Where the JSON itself fails, say where; else its shape is wrong.
+            var fault = "is not JSON of the catalog's shape (Format/schema.md)"
+            do { _ = try JSONValue.parse(bytes) } catch { fault = "is \(error)" }
+            throw DocStoreError(.corrupt, "the catalog (tree \(tree), key \"catalog\") \(fault)")
         }
         guard catalog.format == 1 else {
             throw DocStoreError(.corrupt, "the catalog has format \(catalog.format); this DocStore reads format 1")
