@@ -263,6 +263,9 @@ public final class Engine: Sendable {
         }
     }
 
+    /// Payloads up to this size are written with their header in one write.
+    static let joinedRecordLimit = 64 << 10
+
     /// Makes a finished transaction the new committed state. `logged` is false during replay.
     func commit(_ txn: WriteTransaction, _ state: inout WriterState, logged: Bool) throws(EngineError) -> LSN? {
         guard txn.hasChanges || txn.relocated else {
@@ -277,12 +280,18 @@ public final class Engine: Sendable {
         // So does one that only moved pages (compaction): it has nothing to log.
         let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= walRecordLimit || !txn.hasChanges)
         if logged && !commitByCheckpoint {
-            let payload = txn.log.build()
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }
-            let record = WALFormat.frame(payload: payload, lsn: lsn, generation: state.walGeneration)
+            let record = WALFormat.frame(payload: txn.log.takePayload(), lsn: lsn, generation: state.walGeneration)
             do {
                 try preallocateWAL(walFile, through: state.walEnd + UInt64(record.count), &state)
-                try walFile.write(record, at: state.walEnd)
+                // A small record in one write; a large one as header and payload, so its payload
+                // is not copied behind the header (the two writes land before the sync).
+                if record.stored.count <= Self.joinedRecordLimit {
+                    try walFile.write(record.bytes, at: state.walEnd)
+                } else {
+                    try walFile.write(record.header, at: state.walEnd)
+                    try walFile.write(record.stored, at: state.walEnd + UInt64(record.header.count))
+                }
             } catch {
                 abandon(txn)
                 enterFailedState(error, &state)

@@ -17,15 +17,16 @@ public enum LZ4 {
     public static func compress(_ input: UnsafeRawBufferPointer) -> [UInt8]? {
         guard input.count > 0, input.count <= Int(LZ4_MAX_INPUT_SIZE), let src = input.baseAddress else { return nil }
         let bound = Int(LZ4_compressBound(Int32(input.count)))
-        var out = [UInt8](repeating: 0, count: bound)
-        let written = out.withUnsafeMutableBytes { dst -> Int32 in
-            guard let d = dst.baseAddress else { return 0 }
-            return LZ4_compress_default(
-                src.assumingMemoryBound(to: CChar.self), d.assumingMemoryBound(to: CChar.self),
+        var written: Int32 = 0
+        // Not zero-filled first: LZ4 writes every byte it reports.
+        let out = [UInt8](unsafeUninitializedCapacity: bound) { dst, initialized in
+            guard let d = dst.baseAddress else { return }
+            written = LZ4_compress_default(
+                src.assumingMemoryBound(to: CChar.self), UnsafeMutableRawPointer(d).assumingMemoryBound(to: CChar.self),
                 Int32(input.count), Int32(bound))
+            initialized = Int(max(written, 0))
         }
         guard written > 0, Int(written) < input.count else { return nil }
-        out.removeSubrange(Int(written)...)
         return out
     }
 

@@ -135,6 +135,16 @@ final class Pager: Sendable {
         }
     }
 
+    /// Drops page `number` from the cache if the file holds its bytes (it is not pinned): a
+    /// write transaction replaced or freed it, so only older snapshots may read it again, and
+    /// they read it from the file (I10). A delete of half a store's objects copies most of its
+    /// pages; keeping the originals too held the store's size twice.
+    func forgetClean(_ number: UInt64) {
+        cache.withLock { c in
+            if c.get(number) != nil && !c.pinned.contains(number) { c.set(number, nil) }
+        }
+    }
+
     /// The cached page, if any (used by checkpoint to find the pages to write).
     func cachedPage(_ number: UInt64) -> Page? { cache.withLock { $0.get(number) } }
 

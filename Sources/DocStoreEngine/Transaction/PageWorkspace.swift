@@ -78,6 +78,9 @@ final class PageWorkspace: PageSource {
         let copy = Page(copying: page, as: PageNumber(allocate()))
         owned[copy.number.rawValue] = copy
         freed.append(page.number.rawValue)
+        // The original now serves only snapshots older than this transaction: the cache need
+        // not hold it beside its copy (a reader that wants it again reads it from the file).
+        pager.forgetClean(page.number.rawValue)
         return copy
     }
 
@@ -87,6 +90,7 @@ final class PageWorkspace: PageSource {
             released.append(number.rawValue)
         } else {
             freed.append(number.rawValue)
+            pager.forgetClean(number.rawValue)
         }
     }
 

@@ -144,6 +144,27 @@ public final class WriteTransaction: Transaction {
         log.appendPuts(tree: tree, run, byteCount: entries.byteCount)
     }
 
+    /// Tells the transaction that every entry of `batches` is about to be put. When logging
+    /// them cannot fit in one WAL record, the transaction stops building its record now — it
+    /// will commit by checkpoint, as it would once its log passed the limit — instead of copying
+    /// entries into a log it would then drop. Values bound for blob files are not counted
+    /// (their log entry is a reference). Nothing else changes; the puts are made as usual.
+    public func expectPuts(_ batches: [PutEntries]) {
+        let external = engine.blobs != nil ? ws.limits.blobThreshold : Int.max
+        var bytes = 0
+        for entries in batches {
+            if entries.byteCount < external {
+                bytes += entries.byteCount
+                continue
+            }
+            for i in 0..<entries.count {
+                let (keyCount, valueCount) = entries.sizes(i)
+                bytes += keyCount + (valueCount < external ? valueCount : 0)
+            }
+        }
+        log.expect(bytes)
+    }
+
     /// Removes `key`; returns whether it was there.
     /// - Throws: `.treeNotFound`, `.transactionClosed`.
     @discardableResult

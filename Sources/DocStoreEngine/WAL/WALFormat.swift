@@ -56,8 +56,20 @@ package enum WALFormat {
         }
     }
 
+    /// A record ready to be written: its header, and its payload as stored (LZ4-compressed when
+    /// that helps). They are kept apart so that a large payload is not copied once more to sit
+    /// behind its header; `bytes` joins them for a small record (one write).
+    struct FramedRecord {
+        var header: [UInt8]
+        var stored: [UInt8]
+
+        var count: Int { header.count + stored.count }
+        /// The record as one array (a copy of the payload).
+        var bytes: [UInt8] { header + stored }
+    }
+
     /// Frames a payload as one record: header, then the payload, LZ4-compressed when that helps.
-    static func frame(payload: [UInt8], lsn: LSN, generation: UInt64) -> [UInt8] {
+    static func frame(payload: [UInt8], lsn: LSN, generation: UInt64) -> FramedRecord {
         var flags: UInt8 = 0
         var stored = payload
         if payload.count >= compressThreshold, let c = LZ4.compress(payload) {
@@ -65,7 +77,7 @@ package enum WALFormat {
             flags |= flagLZ4
         }
         var b = [UInt8]()
-        b.reserveCapacity(recordHeaderSize + stored.count)
+        b.reserveCapacity(recordHeaderSize)
         b.appendU32(0)
         b.appendU32(UInt32(stored.count))
         b.appendU64(lsn.rawValue)
@@ -73,9 +85,9 @@ package enum WALFormat {
         b.appendU32(UInt32(payload.count))
         b.append(flags)
         b += [0, 0, 0]
-        b += stored
-        let crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...])) }
+        var crc = b.withUnsafeBytes { CRC32C.checksum(UnsafeRawBufferPointer(rebasing: $0[4...])) }
+        crc = CRC32C.checksum(stored, continuing: crc)
         b.withUnsafeMutableBytes { $0.setU32(0, crc) }
-        return b
+        return FramedRecord(header: b, stored: stored)
     }
 }
