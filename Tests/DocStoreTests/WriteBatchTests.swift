@@ -2,7 +2,8 @@
 // and leaves the batch empty, each tree's entries freed once they are written (a large save must
 // not hold every tree's entries while the last tree's pages are made). Deletes are made a chunk
 // at a time and all before any put; a context save deleting more objects than a chunk leaves
-// exactly the others, with their index entries and links.
+// exactly the others, with their index entries and links. A save's large runs are put as they
+// pile up, after their tree's deletes; a save larger than a run reads back whole.
 
 import DocStoreEngine
 import Foundation
@@ -11,6 +12,16 @@ import Testing
 @testable import DocStoreCore
 
 @Suite struct WriteBatchTests {
+    /// A new in-memory store of books and labels, and a context holding `n` inserted labels.
+    static func storeWithLabels(_ n: Int) throws -> (Store, Context, [QueryConformanceTests.Label]) {
+        typealias Label = QueryConformanceTests.Label
+        let store = try Store.inMemory(models: [QueryConformanceTests.Shelf.self, QueryConformanceTests.Book.self, Label.self])
+        let context = Context(store: store)
+        let labels = (0..<n).map { _ in Label() }
+        for (i, label) in labels.enumerated() { label.name = "label \(i)"; try context.insert(label) }
+        return (store, context, labels)
+    }
+
     @Test func applyWritesEveryTreeAndLeavesTheBatchEmpty() throws {
         let (store, _) = try QueryConformanceTests.makeStore()
         let label = try #require(store.model.entity(named: "Label"))
@@ -61,14 +72,75 @@ import Testing
         }
     }
 
+    @Test func largeRunsAreMadeAfterTheirTreesDeletesAndTheRestWaits() throws {
+        let (store, _) = try QueryConformanceTests.makeStore()
+        let a = try #require(store.model.entity(named: "Label")).recordsTree
+        let b = try #require(store.model.entity(named: "Shelf")).recordsTree
+        let keys = (0..<200).map { PrimaryKey.bytes(PrimaryKey.make(entity: 0xFFFF, sequence: UInt64($0))) }
+        try store.write { txn in for key in keys.prefix(100) { try txn.put([1], for: key, in: a) } }
+        var batch = WriteBatch()
+        try store.write { txn in
+            for key in keys.prefix(50) { try batch.delete(key, in: a, txn) }   // fewer than a chunk: they wait
+            batch.put([2], for: keys[0], in: a)                                // deleted, then put again
+            for key in keys[100...] { batch.put([3], for: key, in: a) }
+            batch.put([4], for: keys[0], in: b)
+            try batch.putLargeRuns(txn, over: 1_000)       // tree a's run is past it, b's is not
+            #expect(try txn.get(keys[0], in: a) == [2], "the run was put after its tree's deletes")
+            #expect(try txn.get(keys[1], in: a) == nil && txn.get(keys[49], in: a) == nil)
+            #expect(try txn.get(keys[50], in: a) == [1] && txn.get(keys[150], in: a) == [3])
+            #expect(try txn.get(keys[0], in: b) == nil, "a small run waits for apply")
+            #expect(!batch.isEmpty)
+            try batch.apply(txn)
+            #expect(batch.isEmpty)
+        }
+        #expect(try store.read { txn in try txn.get(keys[0], in: b) } == [4])
+        #expect(try store.read { txn in try txn.get(keys[0], in: a) } == [2])
+    }
+
+    /// A save whose records, index entries and links pass `WriteBatch.runBytes` (so they are put
+    /// as they pile up), inserting and then rewriting every book: everything reads back.
+    @Test func aSaveLargerThanARunReadsBackWhole() throws {
+        typealias Book = QueryConformanceTests.Book
+        let (store, context, labels) = try Self.storeWithLabels(4)
+        let n = 7_000
+        let long = String(repeating: "a long indexed title ", count: 30)      // ~630 bytes
+        var books: [Book] = []
+        for i in 0..<n {
+            let b = Book()
+            b.title = "\(i) \(long)"
+            b.pages = i
+            try context.insert(b)
+            b.labels = [labels[i % 4], labels[(i + 1) % 4]]
+            books.append(b)
+        }
+        try context.save()
+        // Every title changes (an index entry out and one in) and every book's labels move.
+        for (i, b) in books.enumerated() {
+            b.title = "\(i + 1) \(long)"
+            b.labels = [labels[(i + 2) % 4]]
+        }
+        try context.save()
+
+        let after = Context(store: store)
+        #expect(try after.count(for: FetchRequest<Book>()) == n)
+        for i in [0, 1, 2_345, n - 1] {
+            let found = try after.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "title == %@", "\(i + 1) \(long)")))
+            #expect(found.map(\.pages) == [i], "book \(i) under its new title")
+        }
+        #expect(try after.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "title == %@", "0 \(long)"))).isEmpty)
+        for label in try after.fetch(FetchRequest<QueryConformanceTests.Label>()) {
+            let index = try #require(labels.firstIndex { $0.name == label.name })
+            #expect(label.books.count == n / 4)
+            #expect(label.books.allSatisfy { ($0.pages + 2) % 4 == index })
+        }
+        #expect(try store.verify().isEmpty)
+        #expect(try store.verifyGraph().isEmpty)
+    }
+
     @Test func aSaveDeletingMoreObjectsThanAChunkLeavesExactlyTheOthers() throws {
         typealias Book = QueryConformanceTests.Book
         typealias Label = QueryConformanceTests.Label
-        typealias Shelf = QueryConformanceTests.Shelf
-        let store = try Store.inMemory(models: [Shelf.self, Book.self, Label.self])
-        let setup = Context(store: store)
-        let labels = (0..<3).map { _ in Label() }
-        for (i, label) in labels.enumerated() { label.name = "label \(i)"; try setup.insert(label) }
+        let (store, setup, labels) = try Self.storeWithLabels(3)
         let n = WriteBatch.deleteChunk + 2_008      // nine in ten deleted: more than a chunk of records
         for i in 0..<n {
             let b = Book()

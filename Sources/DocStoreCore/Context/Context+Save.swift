@@ -125,12 +125,14 @@ extension Context {
                     for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
                         try writeLinks(of: o, entity.properties[slot], state, txn, &batch)
                     }
+                    try batch.putLargeRuns(txn)
                 }
                 for id in inserted {
                     batch.put(Catalog.sequenceValue(store.highestSequence(of: id)),
                               for: Catalog.sequenceKey(id), in: Catalog.tree)
                 }
-                // Phase 2, writes grouped by tree, so each tree's puts are applied sorted at once.
+                // Phase 2, writes grouped by tree, so each tree's puts are applied sorted (a large
+                // save made its runs of a few megabytes as it went, `putLargeRuns`).
                 try batch.applyDeletes(txn)
                 clashes = try batch.uniqueClashes(txn)
                 if !clashes.isEmpty { throw clashes[0].error }
@@ -565,6 +567,25 @@ struct WriteBatch {
         }
     }
 
+    /// A tree's gathered puts taking more than this many bytes are made by `putLargeRuns`.
+    static let runBytes = 4 << 20
+
+    /// Makes the puts gathered for each tree whose entries passed `runBytes`, after that tree's
+    /// deletes not made yet, and frees them: so a large save holds a few megabytes of encoded
+    /// records and links at a time, not all of them beside the pages they become. Only for a
+    /// caller that never asks to delete a key after putting it in the same batch (a save asks
+    /// for every delete of a key it also puts before that put: old index entries first, an
+    /// ordered relationship's links before its new ones); unique entries wait for `apply`.
+    mutating func putLargeRuns(_ txn: WriteTransaction, over runBytes: Int = WriteBatch.runBytes) throws {
+        for i in puts.indices where puts[i].entries.footprint >= runBytes {
+            let tree = puts[i].tree
+            if let keys = deletes.removeValue(forKey: tree) { try txn.delete(keys: keys, in: tree) }
+            let entries = puts[i].entries
+            puts[i].entries = PutEntries()
+            try txn.put(entries: entries, in: tree)
+        }
+    }
+
     /// Makes the deletes not made yet: before `uniqueClashes` and `apply`, which must see them.
     mutating func applyDeletes(_ txn: WriteTransaction) throws {
         for tree in deletes.keys.sorted() {
@@ -637,6 +658,7 @@ struct WriteBatch {
             for (key, u) in uniques[tree] ?? [:] { try txn.put(PrimaryKey.bytes(u.owner), for: key, in: tree) }
         }
         uniques = [:]
+        txn.expectPuts(puts.map(\.entries))
         for i in puts.indices.sorted(by: { puts[$0].tree < puts[$1].tree }) {
             let entries = puts[i].entries
             puts[i].entries = PutEntries()

@@ -40,6 +40,9 @@ public struct PutEntries: Sendable {
 
     public init() {}
 
+    /// About the memory the entries take: their bytes and each one's span (chunk slack aside).
+    public var footprint: Int { byteCount + count * MemoryLayout<Span>.stride }
+
     public var isEmpty: Bool { count == 0 }
 
     @inline(__always) private func span(_ i: Int) -> Span {
