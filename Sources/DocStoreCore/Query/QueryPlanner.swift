@@ -390,7 +390,6 @@ enum QueryPlanner {
         }
         // Ranges over doubles admit NaN (it sorts last in the index), so they are not exact.
         let floating = [.double, .float, .decimal].contains(a.type)
-        let tag = kindPrefix(for: a)
         switch c.op {
         case .equal:
             guard let b = bound(c.rhs) else { return nil }
@@ -409,10 +408,10 @@ enum QueryPlanner {
             let listsNil = items.contains { if case .constant(let v) = $0 { v.isNull } else { false } }
             return (ranges, 2, !listsNil)
         case .less, .lessOrEqual:
-            guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
+            guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag = kindPrefix(for: a) else { return nil }
             return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)
         case .greater, .greaterOrEqual:
-            guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag else { return nil }
+            guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag = kindPrefix(for: a) else { return nil }
             return ([IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)
         case .between:
             guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]),
@@ -433,6 +432,7 @@ enum QueryPlanner {
     /// The best compound index for a conjunction: the one whose longest run of leading elements
     /// the conjuncts fix by `==`, then bound on the next element (Choice ranks as above).
     static func compoundChoice(_ conjuncts: [QueryPredicate], on entity: EntityInfo) -> Choice? {
+        guard !entity.compoundIndexes.isEmpty else { return nil }
         /// Direct comparisons, without options, of element `i` of `index` itself.
         func comparisons(_ index: CompoundIndex, _ i: Int) -> [QueryComparison] {
             let path = index.path(i)
