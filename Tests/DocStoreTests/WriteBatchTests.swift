@@ -5,6 +5,7 @@
 // exactly the others, with their index entries and links. A save's large runs are put as they
 // pile up, after their tree's deletes; a save larger than a run reads back whole.
 
+import DocStore
 import DocStoreEngine
 import Foundation
 import Testing
@@ -102,7 +103,7 @@ import Testing
     @Test func aSaveLargerThanARunReadsBackWhole() throws {
         typealias Book = QueryConformanceTests.Book
         let (store, context, labels) = try Self.storeWithLabels(4)
-        let n = 7_000
+        let n = 9_000      // records and title index entries each about 6 MB: past WriteBatch.runBytes
         let long = String(repeating: "a long indexed title ", count: 30)      // ~630 bytes
         var books: [Book] = []
         for i in 0..<n {
@@ -114,6 +115,7 @@ import Testing
             books.append(b)
         }
         try context.save()
+        #expect(context.saveRunsPut >= 2, "the records and the title index were put as they piled up")
         // Every title changes (an index entry out and one in) and every book's labels move.
         for (i, b) in books.enumerated() {
             b.title = "\(i + 1) \(long)"
@@ -130,9 +132,61 @@ import Testing
         #expect(try after.fetch(FetchRequest<Book>(predicate: try QueryPredicate(format: "title == %@", "0 \(long)"))).isEmpty)
         for label in try after.fetch(FetchRequest<QueryConformanceTests.Label>()) {
             let index = try #require(labels.firstIndex { $0.name == label.name })
-            #expect(label.books.count == n / 4)
+            #expect(label.books.count == n / 4)   // n is a multiple of 4
             #expect(label.books.allSatisfy { ($0.pages + 2) % 4 == index })
         }
+        #expect(try store.verify().isEmpty)
+        #expect(try store.verifyGraph().isEmpty)
+    }
+
+    @Model final class Playlist: ManagedObject {
+        @Attribute(.unique) var name: String = ""
+        @Relationship(deleteRule: .nullify, inverse: \Track.playlist) var tracks: [Track] = []
+    }
+    @Model final class Track: ManagedObject {
+        @Attribute(.indexed) var title: String = ""
+        var playlist: Playlist?
+    }
+
+    /// With runs put after every object, a save rewrites ordered links (deleted and put again
+    /// under the same keys) and index entries exactly: each run is put after its tree's deletes.
+    @Test func aSavePuttingRunsAsItGoesRewritesOrderedLinksExactly() throws {
+        let store = try Store.inMemory(models: [Playlist.self, Track.self])
+        let context = Context(store: store)
+        context.saveRunBytes = 1
+        let lists = (0..<3).map { i in let p = Playlist(); p.name = "list \(i)"; return p }
+        for p in lists { try context.insert(p) }
+        var tracks: [Track] = []
+        for i in 0..<120 {
+            let t = Track()
+            t.title = "track \(i)"
+            try context.insert(t)
+            tracks.append(t)
+        }
+        for (i, p) in lists.enumerated() { p.tracks = Array(tracks[(40 * i)..<(40 * i + 40)]) }
+        try context.save()
+        #expect(context.saveRunsPut > 0, "the save put its runs as it went")
+        let runsBefore = context.saveRunsPut
+        // Each list reversed, its first track moved to the next list's end, every other title changed.
+        for p in lists { p.tracks = p.tracks.reversed() }
+        for (i, p) in lists.enumerated() {
+            let moved = p.tracks[0]
+            p.tracks.removeFirst()
+            lists[(i + 1) % 3].tracks.append(moved)
+        }
+        for (i, t) in tracks.enumerated() where i % 2 == 0 { t.title = "renamed \(i)" }
+        let expected = lists.map { $0.tracks.map(\.title) }
+        try context.save()
+        #expect(context.saveRunsPut > runsBefore)
+
+        let after = Context(store: store)
+        for (i, name) in lists.map(\.name).enumerated() {
+            let p = try #require(try after.fetch(FetchRequest<Playlist>(predicate: try QueryPredicate(format: "name == %@", name))).first)
+            #expect(p.tracks.map(\.title) == expected[i], "\(name) in its new order")
+        }
+        #expect(try after.fetch(FetchRequest<Track>(predicate: try QueryPredicate(format: "title == %@", "renamed 10"))).count == 1)
+        #expect(try after.fetch(FetchRequest<Track>(predicate: try QueryPredicate(format: "title == %@", "track 10"))).isEmpty)
+        #expect(try after.fetch(FetchRequest<Track>(predicate: try QueryPredicate(format: "title == %@", "track 11"))).count == 1)
         #expect(try store.verify().isEmpty)
         #expect(try store.verifyGraph().isEmpty)
     }

@@ -125,7 +125,7 @@ extension Context {
                     for (slot, state) in o.toMany ?? ToManyStates() where state.hasChanges {
                         try writeLinks(of: o, entity.properties[slot], state, txn, &batch)
                     }
-                    try batch.putLargeRuns(txn)
+                    saveRunsPut += try batch.putLargeRuns(txn, over: saveRunBytes)
                 }
                 for id in inserted {
                     batch.put(Catalog.sequenceValue(store.highestSequence(of: id)),
@@ -576,14 +576,23 @@ struct WriteBatch {
     /// caller that never asks to delete a key after putting it in the same batch (a save asks
     /// for every delete of a key it also puts before that put: old index entries first, an
     /// ordered relationship's links before its new ones); unique entries wait for `apply`.
-    mutating func putLargeRuns(_ txn: WriteTransaction, over runBytes: Int = WriteBatch.runBytes) throws {
+    /// Returns how many runs it put.
+    @discardableResult
+    mutating func putLargeRuns(_ txn: WriteTransaction, over runBytes: Int = WriteBatch.runBytes) throws -> Int {
+        guard puts.contains(where: { $0.entries.footprint >= runBytes }) else { return 0 }
+        // Everything gathered will be put (or the transaction aborts): when that cannot be
+        // logged, the log is given up before this run is copied into it.
+        txn.expectPuts(puts.map(\.entries))
+        var made = 0
         for i in puts.indices where puts[i].entries.footprint >= runBytes {
             let tree = puts[i].tree
             if let keys = deletes.removeValue(forKey: tree) { try txn.delete(keys: keys, in: tree) }
             let entries = puts[i].entries
             puts[i].entries = PutEntries()
             try txn.put(entries: entries, in: tree)
+            made += 1
         }
+        return made
     }
 
     /// Makes the deletes not made yet: before `uniqueClashes` and `apply`, which must see them.

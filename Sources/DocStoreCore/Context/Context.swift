@@ -103,6 +103,10 @@ public final class Context {
     /// skips validation (the server's state is what it is, V1 ran on the device that made it)
     /// and runs `alsoWrite` in its transaction, so sync's own bookkeeping commits with it.
     var remoteApply: RemoteApply?
+    /// A save puts a tree's gathered entries once they take this many bytes (WriteBatch.runBytes;
+    /// tests lower it so that small saves take that path), and counts the runs it put so.
+    var saveRunBytes = WriteBatch.runBytes
+    var saveRunsPut = 0
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {
