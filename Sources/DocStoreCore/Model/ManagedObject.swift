@@ -102,7 +102,9 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     final var rejectedValues: [String: String]? = nil
     /// Relationships set before the object was inserted, by slot: resolved by `Context.insert`.
     final var unattachedLinks: [Int: [ManagedObject]]? = nil
-    final var registrar: ObservationRegistrar? = nil
+    /// Made on the first read of a property (`observeAccess`): an object never read cannot be
+    /// observed, and a fault costs no registrar.
+    @usableFromInline @exclusivity(unchecked) final var observation: ObservationBox? = nil
 
     /// An object not yet in any context; `Context.insert(_:)` adds it.
     public init() {
