@@ -85,7 +85,7 @@ extension Context {
             if !twin.isDeleted { try parent.delete(twin) }
         }
         // The child's changes are the parent's now: the child starts again from them.
-        settle(objects, rewritten: [])
+        settle(objects, rewritten: nil)
         unprocessed = []
         for o in objects where !o.isDeleted { o.didSave() }
     }

@@ -45,10 +45,11 @@ extension Context {
 
     // MARK: - Detection (K1)
 
-    /// The objects among `objects` whose stored row version is not the one this context read.
-    func staleObjects(_ objects: [ManagedObject], rewritten: Set<UInt64>, _ txn: WriteTransaction) throws -> [StaleObject] {
+    /// The objects among `objects` (deleted, or `rewritten[i]` for `objects[i]`) whose stored
+    /// row version is not the one this context read.
+    func staleObjects(_ objects: [ManagedObject], rewritten: [Bool], _ txn: WriteTransaction) throws -> [StaleObject] {
         var out: [StaleObject] = []
-        for o in objects where !o.isInserted && (o.isDeleted || rewritten.contains(o.key)) {
+        for (i, o) in objects.enumerated() where !o.isInserted && (o.isDeleted || rewritten[i]) {
             guard committed[o.key] != nil, let entity = o.entityInfo else { continue }
             guard let bytes = try txn.get(PrimaryKey.bytes(o.key), in: entity.recordsTree) else {
                 out.append(StaleObject(object: o, stored: nil, rowVersion: 0))

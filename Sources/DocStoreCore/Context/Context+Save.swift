@@ -66,17 +66,18 @@ extension Context {
         // back again leaves it, its row version and its index entries alone) — and, with the
         // same values and its next row version, when only its to-many links changed (W3), so
         // that another context's save over those links meets a conflict.
-        let valuesChanged = Set(objects.lazy.filter { o in
+        // Both by position in `objects` (a Set of keys was asked six times per object).
+        let valuesChanged = objects.map { o in
             !o.isDeleted && (o.isInserted || (o.flags.contains(.recordChanged) && self.committed[o.key] != o.values))
-        }.map(\.key))
+        }
         var rewritten = valuesChanged
-        for o in objects where !o.isDeleted && !valuesChanged.contains(o.key) && (o.toMany?.contains { $0.state.hasChanges } ?? false) {
+        for (i, o) in objects.enumerated() where !o.isDeleted && !valuesChanged[i] && (o.toMany?.contains { $0.state.hasChanges } ?? false) {
             if o.isFault { try fulfill(o) }
             if committed[o.key] == nil { committed[o.key] = o.values }   // its version is checked (K1)
-            rewritten.insert(o.key)
+            rewritten[i] = true
         }
         let history = recordedChanges(objects, rewritten: valuesChanged)
-        let touched = objects.compactMap { o in o.isDeleted || rewritten.contains(o.key) ? o.key : nil }
+        let touched = objects.indices.compactMap { i in objects[i].isDeleted || rewritten[i] ? objects[i].key : nil }
         var inserted = Set<UInt32>()
         let store = self.store
         let origin = serial
@@ -99,15 +100,15 @@ extension Context {
                 // made before any put: `batch` makes them in key order, per tree).
                 var batch = WriteBatch()
                 var doomed: [(key: [UInt8], tree: String)] = []
-                for o in objects where !o.isInserted {
-                    guard let entity = o.entityInfo, o.isDeleted || valuesChanged.contains(o.key) else { continue }
+                for (i, o) in objects.enumerated() where !o.isInserted {
+                    guard let entity = o.entityInfo, o.isDeleted || valuesChanged[i] else { continue }
                     try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.values, txn,
                                             deleter: { doomed.append(($0, $1)) })
                     for d in doomed { try batch.delete(d.key, in: d.tree, txn) }
                     doomed.removeAll(keepingCapacity: true)
                 }
                 let schemaVersion = store.catalog.schemaVersion
-                for o in objects {
+                for (i, o) in objects.enumerated() {
                     guard let entity = o.entityInfo else { continue }
                     if o.isDeleted {
                         if o.isInserted { continue }
@@ -115,10 +116,10 @@ extension Context {
                         for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn, &batch) }
                         continue
                     }
-                    if rewritten.contains(o.key) {
+                    if rewritten[i] {
                         batch.putRecord(o.values, of: entity, key: o.key, rowVersion: o.rowVersion + 1, schemaVersion: schemaVersion)
                     }
-                    if valuesChanged.contains(o.key) {
+                    if valuesChanged[i] {
                         IndexEntries.add(key: o.key, entity, values: o.values, to: &batch)
                         if o.isInserted { inserted.insert(entity.id) }
                     }
@@ -168,18 +169,19 @@ extension Context {
     }
 
     /// After a save (to the store or a parent): the saved changes are the objects' baseline now.
-    /// Deleted objects leave the context; rewritten records moved to their next row version.
-    func settle(_ objects: [ManagedObject], rewritten: Set<UInt64>) {
+    /// Deleted objects leave the context; rewritten records (`rewritten[i]` for `objects[i]`;
+    /// nil: none) moved to their next row version.
+    func settle(_ objects: [ManagedObject], rewritten: [Bool]?) {
         undo?.removeAllActions()
         changed = [:]
         reportedInserts = []
         committed = [:]
-        for o in objects {
+        for (i, o) in objects.enumerated() {
             if o.isDeleted {
                 detachDeleted(o)
                 continue
             }
-            if rewritten.contains(o.key) { o.rowVersion += 1 }
+            if rewritten?[i] == true { o.rowVersion += 1 }
             o.flags.subtract([.inserted, .updated, .recordChanged])
             for (_, state) in o.toMany ?? ToManyStates() {
                 state.isNew = false
@@ -192,12 +194,12 @@ extension Context {
 
     /// What a save records in history (H2): an insert, an update with the properties whose
     /// saved value changed, or a delete with its tombstone, per object in key order. An object
-    /// changed and changed back records nothing.
-    func recordedChanges(_ objects: [ManagedObject], rewritten: Set<UInt64>) -> RecordedTransaction {
+    /// changed and changed back records nothing. `rewritten[i]`: `objects[i]`'s values changed.
+    func recordedChanges(_ objects: [ManagedObject], rewritten: [Bool]) -> RecordedTransaction {
         var changes: [RecordedChange] = []
         changes.reserveCapacity(objects.count)
         let withValues = store.recordsChangeValues.load(ordering: .acquiring)
-        for o in objects {
+        for (i, o) in objects.enumerated() {
             guard let entity = o.entityInfo else { continue }
             if o.isDeleted {
                 if o.isInserted { continue }
@@ -219,7 +221,7 @@ extension Context {
                 changes.append(change)
             } else {
                 var fields: [UInt32] = []
-                if rewritten.contains(o.key) {
+                if rewritten[i] {
                     let saved = committed[o.key]
                     for slot in entity.recordSlots where saved.map({ slot >= $0.count || $0[slot] != o.values[slot] }) ?? true {
                         fields.append(entity.properties[slot].fieldID)
@@ -231,7 +233,7 @@ extension Context {
                 guard !fields.isEmpty else { continue }
                 var change = RecordedChange(kind: .update, key: o.key, fields: fields.sorted())
                 if withValues {
-                    for slot in entity.recordSlots where rewritten.contains(o.key) && slot < o.values.count {
+                    for slot in entity.recordSlots where rewritten[i] && slot < o.values.count {
                         let fieldID = entity.properties[slot].fieldID
                         if change.fields.contains(fieldID) { change.values.append((fieldID, o.values[slot])) }
                     }
