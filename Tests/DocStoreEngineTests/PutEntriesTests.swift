@@ -9,6 +9,33 @@ import Foundation
 import Testing
 
 @Suite struct PutEntriesTests {
+    /// Link keys written in place (two big-endian words, no value) among ordinary entries, over
+    /// several chunks: each reads back as the 16 bytes it names.
+    @Test func linkKeysWrittenInPlaceReadBackAsTheirBytes() throws {
+        var rng = SplitMix64(seed: 9)
+        let store = try TestStores.memory("PL") { $0.walPreallocationBytes = 0 }
+        try store.engine.write { (txn) throws in try txn.createTree(named: "t") }
+        var model: [[UInt8]: [UInt8]] = [:]
+        var entries = PutEntries()
+        for i in 0..<150_000 {
+            let (a, b) = (rng.next(), rng.next())
+            let key = withUnsafeBytes(of: a.bigEndian) { Array($0) } + withUnsafeBytes(of: b.bigEndian) { Array($0) }
+            if i % 10 == 0 {
+                let value = rng.bytes(Int(rng.next() % 40))
+                entries.append(key: key, value: value)
+                model[key] = value
+            } else {
+                entries.append(keyOf: a, b)
+                model[key] = []
+            }
+        }
+        #expect(entries.byteCount == model.reduce(0) { $0 + $1.key.count + $1.value.count })
+        try store.engine.write { (txn) throws in try txn.put(entries: entries, in: "t") }
+        let stored = try store.engine.read { try $0.entries(in: "t") }
+        #expect(stored.count == model.count)
+        for e in stored { #expect(model[e.key] == e.value, "key \(e.key)") }
+    }
+
     @Test(arguments: [3, 4] as [UInt64])
     func runsOverManyChunksReadBackExactly(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)

@@ -501,14 +501,14 @@ extension Context {
             return
         }
         if state.isNew {
-            for target in state.members ?? [] { batch.put([], for: linkKey(o.key, target), in: p.linkTree) }
+            for target in state.members ?? [] { batch.putLink(o.key, target, in: p.linkTree) }
             return
         }
         for target in state.removed {
             try batch.delete(linkKey(o.key, target), in: p.linkTree, txn)
         }
         for target in state.added {
-            batch.put([], for: linkKey(o.key, target), in: p.linkTree)
+            batch.putLink(o.key, target, in: p.linkTree)
         }
     }
 }
@@ -533,7 +533,7 @@ extension WriteBatch {
             PrimaryKey.appendBytes(UInt64(position + 1) << 16, to: &k)
             put(PrimaryKey.bytes(target), for: k, in: p.linkTree)
         } else {
-            put([], for: linkKey(source, target), in: p.linkTree)
+            putLink(source, target, in: p.linkTree)
         }
     }
 }
@@ -608,6 +608,13 @@ struct WriteBatch {
     mutating func put(_ value: [UInt8], for key: [UInt8], in tree: String) {
         select(tree)
         puts[last].entries.append(key: key, value: value)
+    }
+
+    /// Puts the unordered link `source → target` (key `linkKey(source, target)`, no value)
+    /// without making an array for its key (a save of 100 000 notes puts half a million).
+    mutating func putLink(_ source: UInt64, _ target: UInt64, in tree: String) {
+        select(tree)
+        puts[last].entries.append(keyOf: source, target)
     }
 
     /// Puts the record of `values` under `key` in its entity's records tree, encoded straight

@@ -58,6 +58,17 @@ public struct PutEntries: Sendable {
     /// record encoded straight into the batch, with no array of its own). `valueCapacity` is the
     /// room to have ready; a value that comes out longer is still kept whole (the chunk grows).
     package mutating func append(key: [UInt8], valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
+        key.withUnsafeBytes { append(rawKey: $0, valueCapacity: valueCapacity, writeValue) }
+    }
+
+    /// Appends a put of an empty value under the 16-byte key `first ‖ second` (both big-endian,
+    /// as a link's key is: Format/record.md § Links), written into the chunk with no array.
+    package mutating func append(keyOf first: UInt64, _ second: UInt64) {
+        var words = (first.bigEndian, second.bigEndian)
+        withUnsafeBytes(of: &words) { append(rawKey: $0, valueCapacity: 0) { _ in } }
+    }
+
+    private mutating func append(rawKey key: UnsafeRawBufferPointer, valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
         let room = key.count + valueCapacity
         if chunks.isEmpty || chunks[chunks.count - 1].capacity - chunks[chunks.count - 1].count < room
             || chunks[chunks.count - 1].count + room > Int(UInt32.max) / 2 {
