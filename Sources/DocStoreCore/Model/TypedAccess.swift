@@ -8,6 +8,10 @@
 // reads its last known values, or the type's placeholder (PersistentValue.placeholder) when it
 // has none. A write that cannot be applied (a deleted object, an object of another context) is
 // recorded on the object and reported by the next save.
+//
+// Observation: an object's registrar is made on the first read of any property (in a box of its
+// own, ObservationBox, read in place); writes notify only an object that has one, since an
+// object never read cannot be observed.
 
 import Foundation
 import Observation

@@ -64,8 +64,8 @@ public struct PutEntries: Sendable {
     /// Appends a put of an empty value under the 16-byte key `first ‖ second` (both big-endian,
     /// as a link's key is: Format/record.md § Links), written into the chunk with no array.
     package mutating func append(keyOf first: UInt64, _ second: UInt64) {
-        var words = (first.bigEndian, second.bigEndian)
-        withUnsafeBytes(of: &words) { append(rawKey: $0, valueCapacity: 0) { _ in } }
+        let words = (first.bigEndian, second.bigEndian)
+        withUnsafeBytes(of: words) { append(rawKey: $0, valueCapacity: 0) { _ in } }
     }
 
     private mutating func append(rawKey key: UnsafeRawBufferPointer, valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {

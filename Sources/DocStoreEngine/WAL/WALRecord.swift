@@ -56,8 +56,7 @@ struct WALPayloadBuilder {
         count += 1
         if overflowed { return }
         if ops.count >= limit {
-            overflowed = true
-            ops = []
+            overflow()
             return
         }
         ops.append(op.kind)
@@ -84,8 +83,7 @@ struct WALPayloadBuilder {
     private mutating func records(_ n: Int, of byteCount: Int) -> Bool {
         count += n
         if overflowed || ops.count + byteCount >= limit {
-            overflowed = true
-            ops = []
+            overflow()
             return false
         }
         // Grown by at least doubling: `reserveCapacity` alone reserves exactly what it is asked,
@@ -133,6 +131,12 @@ struct WALPayloadBuilder {
     /// first — a save of 100 000 notes held a 27 MB log it was going to drop.
     mutating func expect(_ byteCount: Int) {
         guard !overflowed, ops.count + byteCount >= limit else { return }
+        overflow()
+    }
+
+    /// Gives the payload up: the transaction will commit by checkpoint; operations are still
+    /// counted.
+    private mutating func overflow() {
         overflowed = true
         ops = []
     }
