@@ -170,6 +170,7 @@ public final class Engine: Sendable {
         let result: R = try writer.withLock { state in
             try state.checkWritable()
             let txn = try beginWrite(&state)
+            txn.ws.spillPages = max(options.writeSpillBytes / pageSize, 2)
             let r: R
             do {
                 r = try body(txn)
@@ -191,6 +192,8 @@ public final class Engine: Sendable {
                 committed = try commit(txn, &state, logged: true)
             } catch {
                 if txn.isOpen { abandon(txn) }
+                // A spill that failed while the commit applied the last puts (I8).
+                if let failure = txn.ws.ioFailure { enterFailedState(failure, &state) }
                 throw error
             }
             if let lsn = committed { onCommit?(lsn) }
@@ -278,6 +281,10 @@ public final class Engine: Sendable {
         // checkpoint instead (its pages and a new meta page become durable together), which
         // writes its bytes once instead of twice. Its durability point is the meta write (I2, I3).
         // So does one that only moved pages (compaction): it has nothing to log.
+        // Pages the transaction spilled into the file (PageWorkspace.spill) need nothing here:
+        // the log replays the transaction from the durable checkpoint, which does not use them,
+        // and the next checkpoint syncs them instead of writing them.
+        let spilled = txn.ws.spilled
         let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= walRecordLimit || !txn.hasChanges)
         if logged && !commitByCheckpoint {
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }
@@ -300,6 +307,11 @@ public final class Engine: Sendable {
             state.walEnd += UInt64(record.count)
         }
         pager.install(txn.ws.ownedPages)
+        if !spilled.isEmpty {
+            // The file holds them; no stale copy of those numbers may stay in the cache.
+            pager.drop(spilled)
+            state.spilledSinceCheckpoint.formUnion(spilled)
+        }
         txn.ws.finishAllocations(at: lsn)
         if !txn.ws.blobsFreed.isEmpty { state.pendingBlobDeletes.append((lsn, txn.ws.blobsFreed)) }
         txn.isOpen = false

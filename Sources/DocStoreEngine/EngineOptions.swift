@@ -38,6 +38,12 @@ public struct EngineOptions: Sendable {
     public var blobThreshold: Int = 1 << 20
     /// How many bytes of clean pages the cache keeps (256 MiB default).
     public var cacheBytes: Int = 256 << 20
+    /// How many bytes of new pages one write transaction keeps in memory (8 MiB default). Past
+    /// it, the transaction writes its leaf pages to their places in the file before it commits
+    /// (pages no committed state uses, so a crash or rollback leaves the store as it was) and
+    /// reads them back if it touches them again. A large import then holds about this much of
+    /// its new pages, not all of them.
+    public var writeSpillBytes: Int = 8 << 20
     /// The file system to use; the machine's by default. Tests pass a memory or faulty one.
     public var fileSystem: any FileSystem = FoundationFileSystem()
     /// Test hook: the store UUID `Recovery.create` writes into a new store's meta page instead of

@@ -2,7 +2,8 @@
 //
 // Steps, under the writer lock, for the state at LSN C:
 //   1. allocate pages for the new free list (never pages the durable meta references, I1);
-//   2. write every page allocated since the last checkpoint, and the free list pages;
+//   2. write every page allocated since the last checkpoint (except those a transaction spilled:
+//      the file holds them already), and the free list pages;
 //   3. sync the page file                                   (I2: pages durable before the meta);
 //   4. write the meta page into slot (generation mod 2) and sync it (I3: the other slot keeps
 //      the previous checkpoint whole, so a torn meta costs only this one);
@@ -52,6 +53,8 @@ extension Engine {
         defer { scratch.deallocate() }
         for n in dirty {
             guard let page = pager.cachedPage(n) else {
+                // Written by the transaction that created it (spilled); step 3 syncs it.
+                if state.spilledSinceCheckpoint.contains(n) { continue }
                 throw EngineError(.corrupt, "page \(n) changed since the last checkpoint is not in memory", page: PageNumber(n))
             }
             page.sealedCopy(into: scratch)
@@ -80,6 +83,7 @@ extension Engine {
         // The checkpoint is durable: the allocator may now reuse what it freed.
         let oldListPages = free.durableFreeListPages
         free.checkpointed()
+        state.spilledSinceCheckpoint.removeAll()
         free.free(oldListPages, at: lsn)
         free.durableFreeListPages = listPages
         state.durableMeta = meta

@@ -3,7 +3,8 @@
 // Crash-safety invariants enforced here and in Checkpoint.swift / FreeSpace.swift:
 //   I1  A page referenced by the durable meta page is never written: the allocator hands out only
 //       pages the durable checkpoint does not use (FreeSpace), and the cache writes pages to the file
-//       only at checkpoint.
+//       only at checkpoint (a large write transaction spills only pages it allocated itself,
+//       PageWorkspace.spill).
 //   I9  A free page is reused only when no live snapshot and not the durable checkpoint can reach
 //       it (FreeSpace.allocate).
 //   I10 Every page read from disk is validated (checksum, own number, type, cell bounds) before it

@@ -9,6 +9,13 @@
 // Allocation is journaled: pages taken from FreeSpace are remembered, so a rollback gives them
 // back (`rollBackAllocations`) and a commit reports which were kept (`finishAllocations`). Pages
 // the transaction created and then released are reused within it before FreeSpace is asked.
+//
+// Spilling: past `spillPages` owned pages, `spill()` writes owned pages (leaves and overflow
+// pages first; branches too if they alone pass half the limit) to their own numbers in the file
+// and forgets them; `page(_:)` reads a spilled page back, and it is owned (in memory) again. Their
+// numbers came from FreeSpace, so neither the durable checkpoint nor any snapshot reaches them
+// (I1, I9): a crash or rollback leaves bytes in free pages. A spill happens only between
+// operations (WriteTransaction calls it), when no B+tree code holds an owned page.
 
 final class PageWorkspace: PageSource {
     let pager: Pager
@@ -21,6 +28,11 @@ final class PageWorkspace: PageSource {
     private var released: [UInt64] = []
     /// Pages created by this transaction, by number.
     private(set) var owned: [UInt64: Page] = [:]
+    /// Pages created by this transaction whose bytes are in the file and not in memory.
+    private(set) var spilled: Set<UInt64> = []
+    /// How many owned pages are kept in memory before `spill()` writes some out (Int.max: never;
+    /// Engine.write sets it from EngineOptions.writeSpillBytes).
+    var spillPages = Int.max
     /// Pages of the committed state this transaction replaced or deleted.
     private(set) var freed: [UInt64] = []
     let blobs: BlobStore?
@@ -51,7 +63,42 @@ final class PageWorkspace: PageSource {
 
     @inline(__always) func page(_ number: PageNumber) throws(EngineError) -> Page {
         if let p = owned[number.rawValue] { return p }
+        if !spilled.isEmpty, spilled.contains(number.rawValue) { return try readBack(number) }
         return try pager.page(number)
+    }
+
+    /// A spilled page read back from the file (checked as any page read, I10), owned again: the
+    /// caller may change it in place, so it is written again by the next spill or the commit.
+    private func readBack(_ number: PageNumber) throws(EngineError) -> Page {
+        let page = try pager.readFromFile(number)
+        spilled.remove(number.rawValue)
+        owned[number.rawValue] = page
+        return page
+    }
+
+    /// Whether the transaction holds more owned pages than it may (see `spill()`).
+    var shouldSpill: Bool { owned.count > spillPages }
+
+    /// Writes owned pages to their places in the file and forgets them: every leaf and overflow
+    /// page, and the branches too when they alone would keep half the limit (a branch is on
+    /// every descent, so it is the page most likely to be needed again). Call only between
+    /// operations. A failed write is an I/O failure of the transaction (I8).
+    func spill() throws(EngineError) {
+        var pages = owned.values.filter { $0.type != .branch }
+        if owned.count - pages.count > spillPages / 2 { pages = Array(owned.values) }
+        pages.sort { $0.number.rawValue < $1.number.rawValue }
+        for page in pages {
+            // The page is unreachable by readers (not yet committed): seal it in place.
+            page.seal()
+            do {
+                try pager.file.write(page.raw, at: page.number.rawValue &* UInt64(pageSize))
+            } catch {
+                ioFailure = error
+                throw error
+            }
+            owned.removeValue(forKey: page.number.rawValue)
+            spilled.insert(page.number.rawValue)
+        }
     }
 
     func isOwned(_ page: Page) -> Bool { owned[page.number.rawValue] === page }
@@ -86,7 +133,7 @@ final class PageWorkspace: PageSource {
 
     /// Frees a page: an owned one goes straight back to the allocator, a committed one waits.
     func release(_ number: PageNumber) {
-        if owned.removeValue(forKey: number.rawValue) != nil {
+        if owned.removeValue(forKey: number.rawValue) != nil || spilled.remove(number.rawValue) != nil {
             released.append(number.rawValue)
         } else {
             freed.append(number.rawValue)
@@ -114,8 +161,8 @@ final class PageWorkspace: PageSource {
 
     func freeBlob(_ id: BlobID) { blobsFreed.append(id) }
 
-    /// Every page this transaction created, ready to publish (checksums are set when a checkpoint
-    /// writes them: Page.sealedCopy).
+    /// Every page this transaction created and holds in memory, ready to publish (checksums are
+    /// set when a checkpoint writes them: Page.sealedCopy). The spilled ones are in `spilled`.
     var ownedPages: Dictionary<UInt64, Page>.Values { owned.values }
 
     /// Rollback: every page taken goes back to FreeSpace and the file's end is restored.
@@ -129,6 +176,7 @@ final class PageWorkspace: PageSource {
     /// which pages of the committed state were replaced (freed at `lsn`).
     func finishAllocations(at lsn: LSN) {
         freeSpace.commit(created: owned.keys, unused: released, freed: freed, at: lsn)
+        if !spilled.isEmpty { freeSpace.commit(created: spilled, unused: [], freed: [], at: lsn) }
         taken.removeAll()
         released.removeAll()
     }

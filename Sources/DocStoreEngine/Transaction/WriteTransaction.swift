@@ -142,6 +142,7 @@ public final class WriteTransaction: Transaction {
         info.count += UInt64(added)
         try setInfo(tree, info)
         log.appendPuts(tree: tree, run, byteCount: entries.byteCount)
+        try spillIfNeeded()
     }
 
     /// Tells the transaction that every entry of `batches` is about to be put. When logging
@@ -181,6 +182,7 @@ public final class WriteTransaction: Transaction {
         info.count -= 1
         try setInfo(tree, info)
         log.append(.delete(tree: tree, key: key))
+        try spillIfNeeded()
         return true
     }
 
@@ -202,6 +204,7 @@ public final class WriteTransaction: Transaction {
         info.count -= UInt64(removed.count)
         try setInfo(tree, info)
         log.appendDeletes(tree: tree, removed, byteCount: removed.reduce(0) { $0 + $1.count + 2 })
+        try spillIfNeeded()
         return removed.count
     }
 
@@ -261,6 +264,13 @@ public final class WriteTransaction: Transaction {
         info.root = root
         info.count += UInt64(added)
         try setInfo(tree, info)
+        try spillIfNeeded()
+    }
+
+    /// Writes owned pages out when the transaction holds more than it may (PageWorkspace.spill).
+    /// Called only after an operation is complete: no B+tree code holds a page then.
+    private func spillIfNeeded() throws(EngineError) {
+        if ws.shouldSpill { try ws.spill() }
     }
 
     /// Performs one operation on the workspace and logs it (buffered puts first, so that

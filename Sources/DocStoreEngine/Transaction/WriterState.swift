@@ -17,6 +17,9 @@ struct WriterState {
     /// Bytes of the WAL file allocated so far (zeros past `walEnd` are preallocated space).
     var walAllocated: UInt64 = 0
     var pendingBlobDeletes: [(lsn: LSN, blobs: [BlobID])] = []
+    /// Pages committed since the last checkpoint whose bytes the file holds already (a
+    /// transaction spilled them, PageWorkspace.spill): the checkpoint syncs them, not writes them.
+    var spilledSinceCheckpoint: Set<UInt64> = []
     /// Set by the first failed write or sync (I8); writes are refused until reopen.
     var failed: EngineError?
     var closed = false

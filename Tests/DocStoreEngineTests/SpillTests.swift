@@ -1,0 +1,156 @@
+// A write transaction past EngineOptions.writeSpillBytes writes its pages into the file before it
+// commits (PageWorkspace.spill): it holds at most its limit in memory, pages it touches again are
+// read back, a rollback leaves the store and its size as they were, readers keep their snapshots,
+// and the commit reads back whole from the files alone — from its log record, and after the
+// checkpoint that syncs the spilled pages instead of writing them.
+// The crash campaign over spilling transactions is in CrashPointTests.
+
+import DocStoreTestSupport
+import Foundation
+import Testing
+
+@testable import DocStoreEngine
+
+@Suite struct SpillTests {
+    static let limitPages = 16
+
+    typealias TestStore = (engine: Engine, fileSystem: MemoryFileSystem, options: EngineOptions, path: String)
+
+    static func spillingStore(_ name: String) throws -> TestStore {
+        try TestStores.memory(name) { $0.writeSpillBytes = limitPages * 4096 }
+    }
+
+    /// A spilling store whose tree "t" holds `entries` (committed), and its contents.
+    static func spillingStore(_ name: String, holding entries: [(key: [UInt8], value: [UInt8])]) throws -> (TestStore, [[UInt8]: [UInt8]]) {
+        let store = try spillingStore(name)
+        try store.engine.write { txn in
+            try txn.createTreeIfMissing("t")
+            try txn.put(entries: entries, in: "t")
+        }
+        return (store, try contents(store.engine, "t"))
+    }
+
+    /// The store opened again from a copy of its files alone, as after a crash now.
+    static func reopened(_ store: TestStore) throws -> Engine {
+        var options = store.options
+        options.fileSystem = MemoryFileSystem(files: store.fileSystem.snapshot())
+        return try Engine.open(at: store.path, options: options)
+    }
+
+    /// `n` entries with keys in a shuffled order (so a later batch lands in leaves an earlier
+    /// one filled) and values of a few hundred bytes.
+    static func entries(_ n: Int, seed: UInt64, tag: String) -> [(key: [UInt8], value: [UInt8])] {
+        var rng = SplitMix64(seed: seed)
+        var keys = (0..<n).map { i in Array("key \(String(format: "%06d", i * 7919 % 1_000_003))".utf8) }
+        for i in stride(from: keys.count - 1, to: 0, by: -1) { keys.swapAt(i, Int(rng.next() % UInt64(i + 1))) }
+        return keys.map { ($0, Array("\(tag) \(String(decoding: $0, as: UTF8.self)) ".utf8) + rng.bytes(200)) }
+    }
+
+    static func contents(_ engine: Engine, _ tree: String) throws -> [[UInt8]: [UInt8]] {
+        try engine.read { txn in
+            var all: [[UInt8]: [UInt8]] = [:]
+            var cursor = try txn.cursor(in: tree)
+            var entry = try cursor.first()
+            while let e = entry {
+                all[e.key] = e.value
+                entry = try cursor.next()
+            }
+            return all
+        }
+    }
+
+    @Test func aLargeTransactionHoldsAtMostItsLimitAndReadsBackWhole() throws {
+        let store = try Self.spillingStore("S")
+        let all = Self.entries(4_000, seed: 11, tag: "v")
+        var expected: [[UInt8]: [UInt8]] = [:]
+        var spilledAtSomePoint = false
+        try store.engine.write { txn in
+            try txn.createTreeIfMissing("t")
+            // Four batches over the whole key range: each lands in leaves the earlier ones
+            // filled and spilled, which are read back, changed and spilled again.
+            for batch in 0..<4 {
+                let part = Array(all[(batch * 1_000)..<((batch + 1) * 1_000)])
+                try txn.put(entries: part, in: "t")
+                for (k, v) in part { expected[k] = v }
+                #expect(txn.ws.owned.count <= Self.limitPages, "batch \(batch): \(txn.ws.owned.count) pages in memory")
+                spilledAtSomePoint = spilledAtSomePoint || !txn.ws.spilled.isEmpty
+                // Reads inside the transaction see every put, spilled or not.
+                let probe = part[part.count / 2]
+                #expect(try txn.get(probe.key, in: "t") == probe.value)
+            }
+            // Deletes of every third key: leaves are read back, emptied and merged (pages freed).
+            let gone = all.enumerated().filter { $0.offset % 3 == 0 }.map(\.element.key)
+            try txn.delete(keys: gone, in: "t")
+            for k in gone { expected[k] = nil }
+            // One-by-one overwrites through the buffered path.
+            for (k, _) in all.prefix(300) where expected[k] != nil {
+                let v = Array("overwritten".utf8) + k
+                try txn.put(v, for: k, in: "t")
+                expected[k] = v
+            }
+            #expect(txn.ws.owned.count <= Self.limitPages)
+        }
+        #expect(spilledAtSomePoint, "the transaction never spilled: the test does not test spilling")
+        // Small enough to log: the WAL holds it, and readers read the spilled pages from the file.
+        #expect(try store.engine.walReport().records.count == 1)
+        #expect(try Self.contents(store.engine, "t") == expected)
+        #expect(try store.engine.verify().isClean)
+        // The files alone, as after a crash right after the commit returned: the log replays
+        // onto the checkpoint, for which the spilled pages are free pages.
+        let replayed = try Self.reopened(store)
+        #expect(try Self.contents(replayed, "t") == expected)
+        #expect(try replayed.verify().isClean)
+        // A checkpoint syncs the spilled pages instead of writing them: the page file alone
+        // (the log truncated by the checkpoint) reads back whole.
+        try store.engine.checkpoint()
+        #expect(try store.engine.walReport().records.isEmpty)
+        let checkpointed = try Self.reopened(store)
+        #expect(try Self.contents(checkpointed, "t") == expected)
+        #expect(try checkpointed.verify().isClean)
+    }
+
+    @Test func aRolledBackSpillLeavesTheStoreAsItWas() throws {
+        let first = Self.entries(1_500, seed: 21, tag: "first")
+        let (store, before) = try Self.spillingStore("R", holding: first)
+        let pagesBefore = store.engine.statistics().pageCount
+        struct Abandon: Error {}
+        #expect(throws: Abandon.self) {
+            try store.engine.write { txn in
+                try txn.put(entries: Self.entries(3_000, seed: 22, tag: "second"), in: "t")
+                try txn.delete(keys: first.prefix(700).map(\.key), in: "t")
+                #expect(!txn.ws.spilled.isEmpty)
+                throw Abandon()
+            }
+        }
+        #expect(store.engine.statistics().pageCount == pagesBefore, "the pages the rollback gave back are the file's end again")
+        #expect(try Self.contents(store.engine, "t") == before)
+        #expect(try store.engine.verify().isClean)
+        // The spilled bytes lie in free pages: the next transaction reuses them, and the files
+        // reopen to what was committed.
+        try store.engine.write { txn in try txn.put(Array("after".utf8), for: Array("zzz".utf8), in: "t") }
+        let again = try Self.reopened(store)
+        var expected = before
+        expected[Array("zzz".utf8)] = Array("after".utf8)
+        #expect(try Self.contents(again, "t") == expected)
+        #expect(try again.verify().isClean)
+    }
+
+    @Test func readersKeepTheirSnapshotWhileAndAfterATransactionSpills() throws {
+        let first = Self.entries(1_000, seed: 31, tag: "old")
+        let (store, before) = try Self.spillingStore("V", holding: first)
+        let reader = try store.engine.beginRead()
+        defer { reader.close() }
+        let changed = first.map { ($0.key, Array("new".utf8) + $0.value) }
+        try store.engine.write { txn in
+            try txn.put(entries: changed, in: "t")
+            try txn.put(entries: Self.entries(2_000, seed: 32, tag: "more").map { (Array("m".utf8) + $0.key, $0.value) }, in: "t")
+            #expect(!txn.ws.spilled.isEmpty)
+            // A snapshot taken during the write sees the committed state, not the spilled pages.
+            #expect(try Self.contents(store.engine, "t") == before)
+        }
+        for (k, v) in first { #expect(try reader.get(k, in: "t") == v) }
+        for (k, v) in changed { #expect(try store.engine.read { try $0.get(k, in: "t") } == v) }
+        #expect(try store.engine.read { try $0.count(in: "t") } == 3_000)
+        #expect(try store.engine.verify().isClean)
+    }
+}
