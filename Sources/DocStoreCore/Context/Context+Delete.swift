@@ -127,7 +127,7 @@ extension Context {
             var unseen: [UInt64] = []
             if p.isToMany {
                 let state = toManyState(of: object, p)
-                for key in try storedMembers(of: object.key, p) where !state.removed.contains(key) && !state.memberSet.contains(key) {
+                for key in try storedMembers(of: object.key, p) where !state.removed.contains(key) && !state.isMember(key) {
                     if let ref = registry[key], ref.takeUnretainedValue().isDeleted { continue }
                     unseen.append(key)
                 }
@@ -152,18 +152,5 @@ extension Context {
             }
         }
         return nil
-    }
-}
-
-extension ToManyState {
-    func copy() -> ToManyState {
-        let c = ToManyState()
-        c.members = members
-        c.memberSet = memberSet
-        c.added = added
-        c.removed = removed
-        c.orderChanged = orderChanged
-        c.isNew = isNew
-        return c
     }
 }

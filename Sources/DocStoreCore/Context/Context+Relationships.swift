@@ -278,7 +278,7 @@ extension Context {
             if state.members == nil && (p.isOrdered || (!inverseHalf && !state.isNew)) {   // R3, R4
                 _ = try members(of: a, p)
             }
-            if state.memberSet.contains(b.key) || state.added.contains(b.key) { return false }
+            if state.isMember(b.key) || state.added.contains(b.key) { return false }
             try willChange(a, record: false)
             state.add(b.key)   // R2
             if p.isOrdered { state.orderChanged = true }
@@ -296,7 +296,7 @@ extension Context {
             let state = toManyState(of: a, p)
             if state.members == nil && p.isOrdered { _ = try members(of: a, p) }
             if state.removed.contains(b.key) { return }
-            if state.members != nil && !state.memberSet.contains(b.key) { return }
+            if state.members != nil && !state.isMember(b.key) { return }
             try willChange(a, record: false)
             state.remove(b.key)
             if p.isOrdered { state.orderChanged = true }

@@ -144,9 +144,7 @@ extension Context {
         guard !gone.isEmpty else { return }
         for (_, ref) in registry {
             for (_, state) in ref.takeUnretainedValue().toMany ?? ToManyStates() where state.members != nil {
-                guard !state.memberSet.isDisjoint(with: gone) else { continue }
-                state.members?.removeAll { gone.contains($0) }
-                state.memberSet.subtract(gone)
+                state.forgetMembers(gone)
             }
         }
     }

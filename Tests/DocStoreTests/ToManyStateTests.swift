@@ -1,0 +1,78 @@
+// ToManyState keeps a set beside its loaded members only past ToManyState.indexedAbove; a smaller
+// list is searched in place. A fixed-seed property test drives states across that threshold in
+// both directions with every operation (add, remove, new order, load, rebase, another context's
+// deletes), logging some runs and undoing them, and checks against a plain list after each step:
+// membership answers as the list does, no member appears twice, and an undone run restores the
+// state it started from exactly.
+
+import DocStoreTestSupport
+import Foundation
+import Testing
+
+@testable import DocStoreCore
+
+@Suite struct ToManyStateTests {
+    struct Model: Equatable {
+        var members: [UInt64]?
+        var added: Set<UInt64>
+        var removed: Set<UInt64>
+        var orderChanged: Bool
+    }
+
+    static func model(_ s: ToManyState) -> Model {
+        Model(members: s.members, added: s.added, removed: s.removed, orderChanged: s.orderChanged)
+    }
+
+    static func check(_ s: ToManyState, _ context: @autoclosure () -> String) {
+        for key in UInt64(0)..<30 {
+            let expected = s.members?.contains(key) ?? false
+            if s.isMember(key) != expected {
+                Issue.record("isMember(\(key)) is \(!expected) with members \(String(describing: s.members)) — \(context())")
+                return
+            }
+        }
+        if let members = s.members, Set(members).count != members.count {
+            Issue.record("a member appears twice: \(members) — \(context())")
+        }
+    }
+
+    @Test(arguments: [UInt64(1), 2, 3, 4, 5, 6, 7, 8])
+    func membershipHoldsAcrossTheIndexThreshold(seed: UInt64) {
+        var rng = SplitMix64(seed: seed)
+        func pick(_ n: UInt64) -> UInt64 { rng.next() % n }
+        let state = ToManyState()
+        state.load(stored: [])
+        var crossings = 0
+        for round in 0..<200 {
+            let logged = pick(3) == 0
+            let before = Self.model(state)
+            if logged { state.changeLog = [] }
+            for step in 0..<Int(pick(12) + 1) {
+                let wasIndexed = (state.members?.count ?? 0) > ToManyState.indexedAbove
+                let key = pick(24)
+                switch pick(10) {
+                case 0...3: state.add(key)
+                case 4...6: state.remove(key)
+                case 7: state.setOrder(Array(Set((0..<pick(16)).map { _ in pick(24) })).sorted())
+                case 8:
+                    if pick(2) == 0 { state.load(stored: Array(Set((0..<pick(16)).map { _ in pick(24) }))) } else { state.rebase() }
+                default:
+                    // Another context's deletes arrive between saves, never inside a delete's
+                    // logged run (the journal is not told of them).
+                    if !logged { state.forgetMembers(Set((0..<pick(6)).map { _ in pick(24) })) }
+                }
+                if wasIndexed != ((state.members?.count ?? 0) > ToManyState.indexedAbove) { crossings += 1 }
+                Self.check(state, "seed \(seed), round \(round), step \(step)")
+                if state.members == nil { state.load(stored: []) }
+            }
+            if logged && pick(2) == 0 {
+                state.undoLoggedChanges()
+                #expect(Self.model(state) == before, "seed \(seed), round \(round): undo did not restore the state")
+                Self.check(state, "seed \(seed), round \(round), after undo")
+            } else {
+                state.changeLog = nil
+            }
+        }
+        #expect(crossings >= 20, "seed \(seed): the state crossed the threshold only \(crossings) times")
+    }
+}
