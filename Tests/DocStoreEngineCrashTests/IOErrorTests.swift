@@ -70,9 +70,11 @@ import Testing
                 continue
             }
             let expectedCode: EngineError.Code = fault == .eio ? .io : .noSpace
-            // A fault after a commit became durable (a checkpoint past its synced meta page, I11)
-            // lets that commit return; the next write reports the store failed, naming the fault.
-            let namesFault = engineError.code == .failed && "\(engineError)".contains("\(expectedCode): injected")
+            // A fault after a commit became durable (in a checkpoint's new WAL generation, past its
+            // synced meta page, I11) lets that commit return; the next write reports the store
+            // failed, naming the fault.
+            let newGeneration = hit.contains("Faulty.docstore-wal") && (hit.hasPrefix("truncate ") || hit.contains(" @0 ") || hit.hasPrefix("sync "))
+            let namesFault = engineError.code == .failed && "\(engineError)".contains("\(expectedCode): injected") && newGeneration
             #expect(engineError.code == expectedCode || namesFault, "\(engineError) — \(context)")
             // I8: the store refuses further writes, with a clear code...
             do {

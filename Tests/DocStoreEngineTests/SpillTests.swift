@@ -2,7 +2,8 @@
 // commits (PageWorkspace.spill): it holds at most its limit in memory, pages it touches again are
 // read back, a rollback leaves the store and its size as they were, readers keep their snapshots,
 // and the commit reads back whole from the files alone — from its log record, and after the
-// checkpoint that syncs the spilled pages instead of writing them.
+// checkpoint that syncs the spilled pages instead of writing them. Puts made one by one and reads
+// stay within the limit too, and a spilled page that cannot be read back fails the transaction.
 // The crash campaign over spilling transactions is in CrashPointTests.
 
 import DocStoreTestSupport
@@ -152,5 +153,54 @@ import Testing
         for (k, v) in changed { #expect(try store.engine.read { try $0.get(k, in: "t") } == v) }
         #expect(try store.engine.read { try $0.count(in: "t") } == 3_000)
         #expect(try store.engine.verify().isClean)
+    }
+
+    @Test func readsAndOneByOnePutsStayWithinTheLimit() throws {
+        let store = try Self.spillingStore("P")
+        try store.engine.write { txn in
+            try txn.createTreeIfMissing("t")
+            // Puts one by one: applied in runs of WriteTransaction.bufferedPutRun, each followed
+            // by a spill, so neither the buffer nor the pages grow with the series.
+            for i in 0..<WriteTransaction.bufferedPutRun {
+                try txn.put(Array("value \(i) of a long series".utf8), for: Array("key \(String(format: "%07d", i * 7 % 65_537))".utf8), in: "t")
+            }
+            #expect(!txn.ws.spilled.isEmpty, "the run was applied and spilled before the commit")
+            #expect(txn.ws.owned.count <= Self.limitPages)
+            // Reads bring spilled leaves back; each read first spills what earlier ones brought.
+            for i in stride(from: 0, to: WriteTransaction.bufferedPutRun, by: 97) {
+                let key = Array("key \(String(format: "%07d", i * 7 % 65_537))".utf8)
+                #expect(try txn.get(key, in: "t") == Array("value \(i) of a long series".utf8))
+                #expect(txn.ws.owned.count <= Self.limitPages + 8, "read \(i): \(txn.ws.owned.count) pages in memory")
+            }
+        }
+        #expect(try store.engine.read { try $0.count(in: "t") } == WriteTransaction.bufferedPutRun)
+        #expect(try store.engine.verify().isClean)
+        #expect(try Self.reopened(store).read { try $0.count(in: "t") } == WriteTransaction.bufferedPutRun)
+    }
+
+    @Test func aSpilledPageThatCannotBeReadBackKeepsTheTransactionFromCommitting() throws {
+        let first = Self.entries(500, seed: 41, tag: "kept")
+        let (store, before) = try Self.spillingStore("C", holding: first)
+        #expect(throws: EngineError.self) {
+            try store.engine.write { txn in
+                try txn.put(entries: Self.entries(3_000, seed: 42, tag: "lost"), in: "t")
+                let victim = try #require(txn.ws.spilled.min())
+                // The page's bytes in the file are damaged behind the transaction's back.
+                var bytes = try #require(store.fileSystem.contents(of: store.path))
+                bytes[Int(victim) * 4096 + 100] ^= 0xff
+                store.fileSystem.setContents(of: store.path, to: bytes)
+                // Touching every key reaches the damaged page; the body swallows the error and
+                // returns as if it were done.
+                var failures = 0
+                for (key, _) in Self.entries(3_000, seed: 42, tag: "lost") {
+                    do { _ = try txn.get(key, in: "t") } catch { failures += 1 }
+                }
+                #expect(failures > 0, "the damaged page was never read back")
+            }
+        }
+        // Nothing of it committed, and the store refuses writes until reopened (I8).
+        #expect(try Self.contents(store.engine, "t") == before)
+        #expect(throws: EngineError.self) { try store.engine.write { txn in try txn.put([1], for: [1], in: "t") } }
+        #expect(try Self.contents(Self.reopened(store), "t") == before)
     }
 }

@@ -31,7 +31,8 @@ final class FreeSpace {
     private var cleanHead = 0
     /// One past the highest page number in use; the file grows when nothing is ready.
     private(set) var pageCount: UInt64
-    /// Pages allocated since the last durable checkpoint (their bytes are only in memory).
+    /// Pages allocated since the last durable checkpoint (their bytes are in memory, or in the
+    /// file but not yet synced when a transaction spilled them).
     private(set) var freshSinceCheckpoint: Set<UInt64> = []
     /// The pages holding the durable checkpoint's free list.
     var durableFreeListPages: [UInt64] = []

@@ -69,8 +69,16 @@ final class PageWorkspace: PageSource {
 
     /// A spilled page read back from the file (checked as any page read, I10), owned again: the
     /// caller may change it in place, so it is written again by the next spill or the commit.
+    /// A failure is an I/O failure of the transaction (I8): the B+tree operation that asked may
+    /// have changed pages already, so the transaction must not commit even if the caller goes on.
     private func readBack(_ number: PageNumber) throws(EngineError) -> Page {
-        let page = try pager.readFromFile(number)
+        let page: Page
+        do {
+            page = try pager.readFromFile(number)
+        } catch {
+            ioFailure = error
+            throw error
+        }
         spilled.remove(number.rawValue)
         owned[number.rawValue] = page
         return page

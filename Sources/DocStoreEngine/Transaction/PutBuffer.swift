@@ -20,6 +20,7 @@ struct PutBuffer {
     private var values: [[UInt8]] = []
 
     var isEmpty: Bool { keys.isEmpty }
+    var count: Int { keys.count }
 
     mutating func append(_ key: [UInt8], _ value: [UInt8], tree: String) {
         self.tree = tree

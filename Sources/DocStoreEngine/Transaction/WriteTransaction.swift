@@ -20,6 +20,8 @@ public final class WriteTransaction: Transaction {
     var rolledBack = false
     /// Consecutive puts into one tree, applied in key order before anything reads the tree.
     private var buffer = PutBuffer()
+    /// How many buffered puts are applied at once at most.
+    static let bufferedPutRun = 1 << 16
 
     init(engine: Engine, lsn: LSN, catalogRoot: PageNumber, workspace: PageWorkspace) {
         self.ws = workspace
@@ -73,8 +75,8 @@ public final class WriteTransaction: Transaction {
     /// ``EngineOptions/blobThreshold`` bytes in external blob files.
     ///
     /// Consecutive puts into one tree are buffered and applied to the tree in key order when the
-    /// transaction next reads, deletes, touches another tree or commits — a bulk load in random
-    /// order runs as fast as a sorted one. Reads in the transaction always see every put made
+    /// transaction next reads, deletes, touches another tree or commits, or when 65 536 are
+    /// buffered — a bulk load in random order runs as fast as a sorted one. Reads in the transaction always see every put made
     /// before them. An error applying them (a damaged page) is thrown by that later call.
     /// - Throws: `.treeNotFound`, `.keyTooLarge`, `.valueTooLarge`, `.transactionClosed`, `.io`;
     ///   `.corrupt` from a page the buffered puts reach, here or at the later call.
@@ -97,6 +99,9 @@ public final class WriteTransaction: Transaction {
             if let buffered = buffer.tree, buffered != tree { try applyBuffered() }
             buffer.append(key, value, tree: tree)
             log.append(.put(tree: tree, key: key, value: value))
+            // Applied in runs, so that a long series of puts holds neither all its entries nor
+            // all its pages (the spill runs after each run).
+            if buffer.count >= Self.bufferedPutRun { try applyBuffered() }
         }
     }
 
@@ -254,6 +259,9 @@ public final class WriteTransaction: Transaction {
 
     override func settle() throws(EngineError) {
         try applyBuffered()
+        // Reads bring spilled pages back into memory too: a scan of a tree this transaction
+        // built must not gather it all again.
+        try spillIfNeeded()
     }
 
     /// Applies the buffered puts, in key order (PutBuffer).
