@@ -280,11 +280,9 @@ public final class Engine: Sendable {
         // A transaction larger than the checkpoint threshold is not logged: it commits by
         // checkpoint instead (its pages and a new meta page become durable together), which
         // writes its bytes once instead of twice. Its durability point is the meta write (I2, I3).
-        // So does one that only moved pages (compaction): it has nothing to log.
-        // Pages the transaction spilled into the file (PageWorkspace.spill) need nothing here:
-        // the log replays the transaction from the durable checkpoint, which does not use them,
-        // and the next checkpoint syncs them instead of writing them.
-        let spilled = txn.ws.spilled
+        // So does one that only moved pages (compaction): it has nothing to log. Pages it spilled
+        // into the file (PageWorkspace.spill) change neither: the log replays the transaction
+        // from the durable checkpoint, which does not use them.
         let commitByCheckpoint = logged && (txn.log.overflowed || txn.log.byteCount >= walRecordLimit || !txn.hasChanges)
         if logged && !commitByCheckpoint {
             guard let walFile else { throw EngineError(.readOnly, "the store was opened read-only") }
@@ -307,8 +305,10 @@ public final class Engine: Sendable {
             state.walEnd += UInt64(record.count)
         }
         pager.install(txn.ws.ownedPages)
+        let spilled = txn.ws.spilled
         if !spilled.isEmpty {
-            // The file holds them; no stale copy of those numbers may stay in the cache.
+            // The file holds them (the next checkpoint syncs them instead of writing them); no
+            // stale copy of those numbers may stay in the cache.
             pager.drop(spilled)
             state.spilledSinceCheckpoint.formUnion(spilled)
         }

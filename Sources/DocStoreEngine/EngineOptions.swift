@@ -42,7 +42,7 @@ public struct EngineOptions: Sendable {
     /// it, the transaction writes its leaf pages to their places in the file before it commits
     /// (pages no committed state uses, so a crash or rollback leaves the store as it was) and
     /// reads them back if it touches them again. A large import then holds about this much of
-    /// its new pages, not all of them.
+    /// its new pages, not all of them. At least two pages are kept.
     public var writeSpillBytes: Int = 8 << 20
     /// The file system to use; the machine's by default. Tests pass a memory or faulty one.
     public var fileSystem: any FileSystem = FoundationFileSystem()

@@ -239,19 +239,15 @@ public final class Context {
         object.context = self
         object.key = key ?? store.nextKey(for: entity)
         object.flags = [.inserted, .recordChanged]
-        // Each slot the object left unset takes the entity's default: in place when the object
-        // holds one value per slot (as `init()` makes it), else into a copy of the defaults.
+        // Each slot the object left unset takes the entity's default, in place (`init()` makes
+        // one value per slot; an object made otherwise is brought to that first).
         let defaults = entity.defaults
-        if object.values.count == defaults.count {
-            for slot in 0..<defaults.count where object.values[slot].isNull && !defaults[slot].isNull {
-                object.values[slot] = defaults[slot]
-            }
-        } else {
-            var values = defaults
-            for slot in 0..<min(values.count, object.values.count) where !object.values[slot].isNull {
-                values[slot] = object.values[slot]
-            }
-            object.values = values
+        if object.values.count != defaults.count {
+            let given = object.values
+            object.values = (0..<defaults.count).map { $0 < given.count ? given[$0] : .null }
+        }
+        for slot in 0..<defaults.count where object.values[slot].isNull && !defaults[slot].isNull {
+            object.values[slot] = defaults[slot]
         }
         var states = ToManyStates(slotCount: entity.properties.count)
         for p in entity.properties where p.isToMany {

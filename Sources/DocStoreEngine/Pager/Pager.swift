@@ -126,7 +126,8 @@ final class Pager: Sendable {
         cache.withLock { c in for n in numbers { c.pinned.remove(n) } }
     }
 
-    /// Forgets pages nothing can reach any more (freed pages that became reusable).
+    /// Forgets pages nothing can reach any more (freed pages that became reusable), or whose
+    /// bytes only the file holds (pages a committed transaction spilled).
     func drop(_ numbers: some Sequence<UInt64>) {
         cache.withLock { c in
             for n in numbers {
