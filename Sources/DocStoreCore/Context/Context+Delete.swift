@@ -64,16 +64,33 @@ extension Context {
         var work = roots
         while let next = work.popLast() {
             if next.isDeleted { continue }
+            // Its record leaves the store at the save: the row cache need not keep it meanwhile
+            // (for a large delete, a copy of every deleted record).
+            try fulfill(next, caching: false)
             try willChange(next)
             next.prepareForDeletion()
             next.flags.insert(.deleted)
             changed.noteDeleted(next)
             guard let entity = next.entityInfo else { continue }
             for p in entity.properties where p.relationship != nil {
-                let targets: [UInt64] = p.isToMany ? try members(of: next, p) : (try toOneKey(of: next, p)).map { [$0] } ?? []
+                let targets: [UInt64] = p.isToMany ? try members(of: next, p, prefetching: false) : (try toOneKey(of: next, p)).map { [$0] } ?? []
                 try applyDeleteRule(of: next, p, to: targets, &work)
             }
         }
+    }
+
+    /// Gives the targets of a delete rule that reads them (a cascade, or a nullify whose inverse
+    /// is a to-one in their records) their records in one read transaction, read ahead into the
+    /// faults themselves (R5), not the row cache: a cascade deletes them, and the save then
+    /// takes their records out of the cache anyway.
+    private func readTargetsAhead(_ keys: [UInt64]) throws(DocStoreError) {
+        guard keys.count > 1 else { return }
+        var faults: [ManagedObject] = []
+        for key in keys {
+            let target = try materialize(key)
+            if target.isFault { faults.append(target) }
+        }
+        try readAhead(faults)
     }
 
     /// Applies `p`'s delete rule of the deleted `object` to `targets`; cascaded ones go to `work`.
@@ -88,9 +105,10 @@ extension Context {
             // cannot refuse it here, so the objects that would hold it back lose their link.
             try nullify(object, p, targets)
         case .cascade?:
+            try readTargetsAhead(targets)
             for key in targets {
                 let target = try materialize(key)
-                try fulfill(target)
+                try fulfill(target, caching: false)
                 if !target.isDeleted { work.append(target) }
             }
         case .deny?:
@@ -107,6 +125,10 @@ extension Context {
     }
 
     private func nullify(_ object: ManagedObject, _ p: PropertyInfo, _ targets: [UInt64]) throws(DocStoreError) {
+        // A to-many inverse changes without loading its owners (R2); a to-one is in their records.
+        if p.isToMany, let first = targets.first, let q = inverse(of: p, on: try materialize(first)), q.isToOne {
+            try readTargetsAhead(targets)
+        }
         for key in targets {
             let target = try materialize(key)
             try removeLink(object, p, target)

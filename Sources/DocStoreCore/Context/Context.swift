@@ -314,8 +314,9 @@ public final class Context {
     // MARK: - Faulting
 
     /// Loads a fault's values from the store. A row that is gone leaves the object invalidated
-    /// with its attributes' defaults.
-    func fulfill(_ object: ManagedObject) throws(DocStoreError) {
+    /// with its attributes' defaults. `caching` false: a record read from the store is not kept
+    /// in the row cache (a delete's, which the save removes from it anyway).
+    func fulfill(_ object: ManagedObject, caching: Bool = true) throws(DocStoreError) {
         guard object.flags.contains(.fault), let entity = object.entityInfo else { return }
         if let parent, let state = try parent.currentState(of: object.key) {    // CC1
             object.values = state.values
@@ -333,13 +334,13 @@ public final class Context {
                 return
             }
         }
-        try load(object, entity, from: try storedRecord(object.key, entity))
+        try load(object, entity, from: try storedRecord(object.key, entity, caching: caching))
         object.awakeFromFetch()
     }
 
-    /// The stored record of `key`, from the row cache or else the store (then cached); nil
-    /// when the store has none.
-    func storedRecord(_ key: UInt64, _ entity: EntityInfo) throws(DocStoreError) -> [UInt8]? {
+    /// The stored record of `key`, from the row cache or else the store (then cached, unless
+    /// not `caching`); nil when the store has none.
+    func storedRecord(_ key: UInt64, _ entity: EntityInfo, caching: Bool = true) throws(DocStoreError) -> [UInt8]? {
         // G2: the row cache holds the latest rows, not the pinned snapshot's (nor a batch's).
         if let direct = batchTransaction as Transaction? ?? pinnedSnapshot {
             do { return try direct.get(PrimaryKey.bytes(key), in: entity.recordsTree) } catch { throw Store.storageError(error) }
@@ -347,7 +348,7 @@ public final class Context {
         if let bytes = store.rows.row(key) { return bytes }
         let generation = store.rows.generation
         let bytes = try readStore { txn in try txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) }
-        if let bytes { store.rows.insert([(key, bytes)], readAt: generation) }
+        if caching, let bytes { store.rows.insert([(key, bytes)], readAt: generation) }
         return bytes
     }
 
