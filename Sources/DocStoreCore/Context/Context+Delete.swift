@@ -27,11 +27,18 @@ extension Context {
         if object.isDeleted { return }
         // Keep what the delete changes, so a failure leaves the context as it was: each touched
         // object's state before its first change, and a log of its to-many changes.
-        journal = UndoGroup()
+        // The last delete's emptied journal: its storage is reused, not made anew per object.
+        var group = UndoGroup()
+        swap(&group, &spareJournal)
+        journal = group
         isPropagatingDelete = true
         defer {
             isPropagatingDelete = false
-            journal = nil
+            if var used = journal {
+                journal = nil
+                used.removeAll()
+                spareJournal = used
+            }
             for state in journaledStates { state.changeLog = nil }
             journaledStates = []
         }
@@ -49,7 +56,7 @@ extension Context {
     /// changes from now on (a copy of each, per object deleted, was what a delete spent most on).
     func recordForJournal(_ o: ManagedObject) {
         guard journal != nil, journal?.states[o.key] == nil else { return }
-        journal?.states[o.key] = UndoGroup.State(object: o, key: o.key, values: o.values, flags: o.flags, toMany: o.toMany,
+        journal?.states[o.key] = UndoGroup.State(object: o, key: o.key, values: o.decodedValues, record: o.record, flags: o.flags, toMany: o.toMany,
                                                  registered: registry[o.key] != nil, changed: changed[o.key] != nil,
                                                  committed: committed[o.key])
         journal?.order.append(o.key)

@@ -60,9 +60,13 @@ public final class Context {
     /// last level): held so that what was loaded for them stays loaded (Context+Prefetch P3).
     var prefetchedObjects: [ManagedObject] = []
     /// Open while a delete runs: the states it replaced, put back if it fails (Context+Delete.swift).
-    var journal: UndoGroup?
+    /// Unchecked exclusivity, as `changed`: only the context's own code touches it, on the
+    /// context's isolation, with no access open across a call out.
+    @exclusivity(unchecked) var journal: UndoGroup?
+    /// The last delete's journal, emptied, for the next delete to fill.
+    var spareJournal = UndoGroup()
     /// The to-many states logging their changes for `journal` (ToManyState.changeLog).
-    var journaledStates: [ToManyState] = []
+    @exclusivity(unchecked) var journaledStates: [ToManyState] = []
     /// The undo manager, if any (UndoManager.swift).
     var undo: UndoManager?
 

@@ -94,7 +94,10 @@ struct UndoGroup {
     struct State {
         var object: ManagedObject
         var key: UInt64
+        /// The values as the object held them: decoded, or (`record` not nil) not yet — a
+        /// record is kept as it is, not decoded to be put aside.
         var values: [StoredValue]
+        var record: [UInt8]? = nil
         var flags: ObjectFlags
         var toMany: ToManyStates?
         var registered: Bool
@@ -104,6 +107,14 @@ struct UndoGroup {
     var states: [UInt64: State] = [:]
     var order: [UInt64] = []
     var isEmpty: Bool { states.isEmpty }
+
+    /// Empties the group, keeping its storage when it is small (a delete's journal, reused by
+    /// the next delete) and letting a large one go.
+    mutating func removeAll() {
+        let keep = states.capacity <= 64
+        states.removeAll(keepingCapacity: keep)
+        order.removeAll(keepingCapacity: keep)
+    }
 }
 
 extension Context {
@@ -143,7 +154,7 @@ extension Context {
             return UndoGroup.State(object: o, key: o.key, values: [], flags: [.invalidated], toMany: nil,
                                    registered: false, changed: false, committed: nil)
         }
-        return UndoGroup.State(object: o, key: o.key, values: o.values, flags: o.flags,
+        return UndoGroup.State(object: o, key: o.key, values: o.decodedValues, record: o.record, flags: o.flags,
                                toMany: o.toMany?.copied(),
                                registered: registry[o.key] != nil, changed: changed[o.key] != nil,
                                committed: committed[o.key])
@@ -158,6 +169,7 @@ extension Context {
             inverse.order.append(key)
             let o = s.object
             o.values = s.values
+            if let record = s.record { o.record = record }
             o.flags = s.flags
             o.readAhead = nil    // a fault put back reads the store when it fires
             o.toMany = s.toMany?.copied()

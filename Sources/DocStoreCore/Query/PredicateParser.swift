@@ -111,9 +111,9 @@ struct PredicateParser {
             throw argumentCountError(given: arguments.count, used: template.arguments.count, end: template.end)
         }
         guard !arguments.isEmpty else { return template.predicate }
-        var bound: [String: QueryExpression] = [:]
+        var bound: [String: QueryExpression] = Dictionary(minimumCapacity: arguments.count)
         for (i, slot) in template.arguments.enumerated() {
-            bound["%\(i)"] = try convert(arguments[i], as: slot.kind, at: slot.at)
+            bound[placeholderName(i)] = try convert(arguments[i], as: slot.kind, at: slot.at)
         }
         // `x BETWEEN %@` takes a pair: checked once the argument is in.
         for (name, at) in template.betweenBounds {
@@ -122,6 +122,13 @@ struct PredicateParser {
             throw PredicateLexer.error("BETWEEN takes two bounds, as {low, high} or an array of two; it was given \(value)", at: at)
         }
         return template.predicate.substituting(bound, shadowed: [])
+    }
+
+    /// The variable name of a template's `i`th placeholder (`%0`, `%1`, …): the first few
+    /// made once, not formatted anew for every fetch.
+    private static let placeholderNames = (0..<8).map { "%\($0)" }
+    private static func placeholderName(_ i: Int) -> String {
+        i < placeholderNames.count ? placeholderNames[i] : "%\(i)"
     }
 
     /// Parses an expression alone (a sort key, a key path with operators).
@@ -504,7 +511,7 @@ struct PredicateParser {
         if kind == "K" { usesKeyPathArgument = true }
         if placeholders != nil, kind != "K" {
             placeholders?.append((kind, at))
-            return .variable("%\((placeholders?.count ?? 1) - 1)")
+            return .variable(Self.placeholderName((placeholders?.count ?? 1) - 1))
         }
         if placeholders != nil { return .variable("%K") }   // parsed again directly (parseDirectly)
         guard nextArgument < arguments.count else {
