@@ -1,7 +1,8 @@
-// What a delete reads: the records of the objects it deletes (the roots and what cascades) are
-// read for the delete alone — the row cache does not keep them, since the save removes them from
-// it anyway — and still give the objects their values before the save, after a rollback and
-// after the save.
+// What a delete reads and keeps: the records of the objects it deletes (the roots and what
+// cascades) are read for the delete alone — the row cache does not keep them, since the save
+// removes them from it anyway — and a deleted object keeps its saved values undecoded, its
+// nullified to-ones marked and read as nil (Context+Delete D2), through rollback, undo, a child
+// context, inserting it again and the save.
 
 import Foundation
 import Testing
@@ -48,5 +49,62 @@ import DocStoreTestSupport
         let check = Context(store: store)
         #expect(try check.count(for: FetchRequest<Note>()) == 3)
         #expect(try check.fetch(FetchRequest<Note>()).map(\.title).sorted() == ["note 0", "note 1", "note 2"])
+    }
+
+    @Test func aDeletedObjectKeepsItsSavedValuesAndReadsItsNullifiedLinksAsNil() throws {
+        let store = try ReadAheadTests.folderOfNotes(3)
+        let setup = Context(store: store)
+        let first = try #require(try setup.fetch(FetchRequest<Note>(predicate: try QueryPredicate(format: "title == %@", "note 0"))).first)
+        let id = try #require(first.objectID)
+
+        let c = Context(store: store)
+        let note = try #require(try c.existingObject(with: id) as? Note)
+        let inbox = try #require(note.folder)
+        #expect(inbox.notes.count == 3)
+        try c.delete(note)
+        #expect(note.record != nil, "the deleted note's record is kept as it is, not decoded")
+        #expect(note.folder == nil, "its nullified to-one reads nil")
+        #expect(try note.value(forKey: "folder") == nil)
+        #expect(note.changedValues()["folder"] is NSNull)
+        #expect(note.title == "note 0", "its attributes read their saved values")
+        #expect(!inbox.notes.contains(note) && inbox.notes.count == 2, "the other side lost it")
+        let child = Context(parent: c)
+        let inChild = try #require(try child.existingObject(with: id) as? Note)
+        #expect(inChild.isDeleted && inChild.folder == nil, "a child sees the link gone too")
+
+        c.rollback()
+        #expect(!note.isDeleted && note.folder === inbox && inbox.notes.count == 3, "a rollback gives the link back")
+
+        c.undoManager = UndoManager()
+        try c.delete(note)
+        #expect(note.folder == nil)
+        c.undoManager?.undo()
+        #expect(!note.isDeleted && note.folder === inbox && inbox.notes.contains(note), "undo gives it back")
+        c.undoManager = nil
+
+        // Inserted again, it stays out of the folder: the mark becomes its value, saved.
+        try c.delete(note)
+        try c.insert(note)
+        #expect(!note.isDeleted && note.folder == nil && !inbox.notes.contains(note))
+        try c.save()
+        let fresh = Context(store: store)
+        let saved = try #require(try fresh.existingObject(with: id) as? Note)
+        #expect(saved.folder == nil && saved.title == "note 0")
+        #expect(try #require(try fresh.fetch(FetchRequest<Folder>()).first).notes.count == 2)
+        #expect(try store.verify() == [])
+        #expect(try store.verifyGraph() == [])
+
+        // Deleted and saved: its record, index entries and links go; the store checks clean.
+        let d = Context(store: store)
+        let last = try #require(try d.fetch(FetchRequest<Note>(predicate: try QueryPredicate(format: "title == %@", "note 1"))).first)
+        try d.delete(last)
+        #expect(last.folder == nil && last.record != nil)
+        try d.save()
+        #expect(last.isDeleted && last.folder == nil && last.title == "note 1")
+        let after = Context(store: store)
+        #expect(try after.fetch(FetchRequest<Note>()).map(\.title).sorted() == ["note 0", "note 2"])
+        #expect(try after.count(for: FetchRequest<Note>(predicate: try QueryPredicate(format: "createdAt == %@", Date(timeIntervalSinceReferenceDate: 0)))) == 2)
+        #expect(try store.verify() == [])
+        #expect(try store.verifyGraph() == [])
     }
 }

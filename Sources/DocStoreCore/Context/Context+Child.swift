@@ -19,7 +19,12 @@ extension Context {
             let object = ref.takeUnretainedValue()
             if !object.isFault || changed[key] != nil {
                 try fulfill(object)
-                return (object.values, object.rowVersion, object.isDeleted)
+                var values = object.values
+                // A deleted object's nullified to-ones (D2) are nil to a child as they are here.
+                if object.nulledSlots != 0 {
+                    for slot in values.indices where object.isNulled(slot) { values[slot] = .null }
+                }
+                return (values, object.rowVersion, object.isDeleted)
             }
         }
         return try parent?.currentState(of: key)

@@ -50,7 +50,9 @@ extension Context {
     func staleObjects(_ objects: [ManagedObject], rewritten: [Bool], _ txn: WriteTransaction) throws -> [StaleObject] {
         var out: [StaleObject] = []
         for (i, o) in objects.enumerated() where !o.isInserted && (o.isDeleted || rewritten[i]) {
-            guard committed[o.key] != nil, let entity = o.entityInfo else { continue }
+            // A deleted object keeps its saved values (D2) and has no snapshot: its version is
+            // checked all the same.
+            guard committed[o.key] != nil || o.isDeleted, let entity = o.entityInfo else { continue }
             guard let bytes = try txn.get(PrimaryKey.bytes(o.key), in: entity.recordsTree) else {
                 out.append(StaleObject(object: o, stored: nil, rowVersion: 0))
                 continue

@@ -9,6 +9,13 @@
 //             (Store+RemoteChanges RA6);
 //   noAction  nothing changes: the targets keep pointing at the deleted object.
 // Deleting an object inserted in this context and never saved removes it from the context.
+//
+//   D2  a deleted object (saved before) keeps its saved values until the save removes it: its
+//       own to-ones that a rule nullifies are marked (`ManagedObject.nulledSlots`, slots below
+//       16; others are written as nil) and read as nil, so no snapshot of it is taken and its
+//       record is not decoded or copied. Its version is still checked at save (K1), which reads
+//       the index values and tombstone from the saved values; a rollback or undo clears the
+//       marks, and inserting it again turns them into values.
 
 import Foundation
 
@@ -56,7 +63,8 @@ extension Context {
     /// changes from now on (a copy of each, per object deleted, was what a delete spent most on).
     func recordForJournal(_ o: ManagedObject) {
         guard journal != nil, journal?.states[o.key] == nil else { return }
-        journal?.states[o.key] = UndoGroup.State(object: o, key: o.key, values: o.decodedValues, record: o.record, flags: o.flags, toMany: o.toMany,
+        journal?.states[o.key] = UndoGroup.State(object: o, key: o.key, values: o.decodedValues, record: o.record, flags: o.flags,
+                                                 nulledSlots: o.nulledSlots, toMany: o.toMany,
                                                  registered: registry[o.key] != nil, changed: changed[o.key] != nil,
                                                  committed: committed[o.key])
         journal?.order.append(o.key)
@@ -74,7 +82,10 @@ extension Context {
             // Its record leaves the store at the save: the row cache need not keep it meanwhile
             // (for a large delete, a copy of every deleted record).
             try fulfill(next, caching: false)
-            try willChange(next)
+            // Its values do not change: it keeps the saved ones (no snapshot to take, nothing
+            // decoded), and the to-ones its rules nullify are marked (`nulledSlots`, D2).
+            try willChange(next, record: false)
+            changed.noteValuesMayChange(next.key)
             next.prepareForDeletion()
             next.flags.insert(.deleted)
             changed.noteDeleted(next)

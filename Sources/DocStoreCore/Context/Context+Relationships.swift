@@ -27,7 +27,8 @@ extension Context {
     /// The key of a to-one relationship's target, or nil.
     func toOneKey(of object: ManagedObject, _ p: PropertyInfo) throws(DocStoreError) -> UInt64? {
         try fulfill(object)
-        if case .reference(let key) = object.values[p.slot] { return key }
+        if object.isNulled(p.slot) { return nil }
+        if case .reference(let key) = object.loadedValue(p.slot) { return key }
         return nil
     }
 
@@ -289,6 +290,12 @@ extension Context {
     func removeHalf(_ a: ManagedObject, _ p: PropertyInfo, _ b: ManagedObject) throws(DocStoreError) {
         if p.isToOne {
             guard try toOneKey(of: a, p) == b.key else { return }
+            if isPropagatingDelete && a.isDeleted && !a.isInserted && p.slot < 16 {
+                // D2: a deleted object's to-one is nullified by a mark, its values left alone.
+                try willChange(a, record: false)
+                a.nulledSlots |= 1 << UInt16(p.slot)
+                return
+            }
             try willChange(a)
             a.values[p.slot] = .null
             a.flags.insert(.recordChanged)

@@ -102,7 +102,7 @@ extension Context {
                 var doomed: [(key: [UInt8], tree: String)] = []
                 for (i, o) in objects.enumerated() where !o.isInserted {
                     guard let entity = o.entityInfo, o.isDeleted || valuesChanged[i] else { continue }
-                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.values, txn,
+                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.valuesLeavingRecord(), txn,
                                             deleter: { doomed.append(($0, $1)) })
                     for d in doomed { try batch.delete(d.key, in: d.tree, txn) }
                     doomed.removeAll(keepingCapacity: true)
@@ -204,10 +204,10 @@ extension Context {
             if o.isDeleted {
                 if o.isInserted { continue }
                 var change = RecordedChange(kind: .delete, key: o.key)
-                let values = committed[o.key] ?? o.values
-                for slot in entity.recordSlots where slot < values.count && !values[slot].isNull {
-                    let p = entity.properties[slot]
-                    if p.attribute?.preservesValueOnDeletion == true { change.tombstone.append((p.fieldID, values[slot])) }
+                let kept = entity.tombstoneSlots
+                let values = kept.isEmpty ? [] : committed[o.key] ?? o.valuesLeavingRecord()
+                for slot in kept where slot < values.count && !values[slot].isNull {
+                    change.tombstone.append((entity.properties[slot].fieldID, values[slot]))
                 }
                 changes.append(change)
             } else if o.isInserted {

@@ -40,7 +40,7 @@ extension Context {
         case .attribute:
             return object.values[p.slot].anyValue
         case .toOne:
-            guard case .reference(let key) = object.values[p.slot] else { return nil }
+            guard !object.isNulled(p.slot), case .reference(let key) = object.loadedValue(p.slot) else { return nil }
             return try materialize(key)
         case .toMany(let r):
             let objects = try memberObjects(of: object, p)
@@ -113,7 +113,7 @@ extension Context {
         for p in entity.properties {
             switch p.kind {
             case .attribute, .toOne:
-                if object.isInserted || saved.map({ $0[p.slot] != object.values[p.slot] }) == true {
+                if object.isInserted || object.isNulled(p.slot) || saved.map({ $0[p.slot] != object.values[p.slot] }) == true {
                     out[p.name] = (try? value(of: object, property: p)) ?? NSNull()
                 }
             case .toMany:

@@ -271,6 +271,14 @@ public final class Context {
     private func undelete(_ object: ManagedObject) {
         object.flags.remove(.deleted)
         changed.noteUndeleted(object)
+        // The links its deletion nullified stay removed (their inverses are): its marks become
+        // values, saved as a change of its record.
+        if object.nulledSlots != 0 {
+            if committed[object.key] == nil { committed[object.key] = object.values }
+            for slot in object.values.indices where object.isNulled(slot) { object.values[slot] = .null }
+            object.nulledSlots = 0
+            object.flags.insert(.recordChanged)
+        }
     }
 
     // MARK: - Objects by ID
@@ -413,6 +421,7 @@ public final class Context {
             }
             if let saved = committed[key] { object.values = saved }
             object.flags.subtract([.updated, .deleted, .recordChanged])
+            object.nulledSlots = 0
             object.toMany = nil
             object.rejectedValues = nil
         }
@@ -467,6 +476,7 @@ public final class Context {
         object.rejectedValues = nil
         object.readAhead = nil
         object.flags = [.fault]
+        object.nulledSlots = 0
     }
 
     /// Refreshes every registered object (``refresh(_:mergeChanges:)`` with `mergeChanges: true`

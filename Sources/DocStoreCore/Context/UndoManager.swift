@@ -99,6 +99,7 @@ struct UndoGroup {
         var values: [StoredValue]
         var record: [UInt8]? = nil
         var flags: ObjectFlags
+        var nulledSlots: UInt16 = 0
         var toMany: ToManyStates?
         var registered: Bool
         var changed: Bool
@@ -155,7 +156,7 @@ extension Context {
                                    registered: false, changed: false, committed: nil)
         }
         return UndoGroup.State(object: o, key: o.key, values: o.decodedValues, record: o.record, flags: o.flags,
-                               toMany: o.toMany?.copied(),
+                               nulledSlots: o.nulledSlots, toMany: o.toMany?.copied(),
                                registered: registry[o.key] != nil, changed: changed[o.key] != nil,
                                committed: committed[o.key])
     }
@@ -171,6 +172,7 @@ extension Context {
             o.values = s.values
             if let record = s.record { o.record = record }
             o.flags = s.flags
+            o.nulledSlots = s.nulledSlots
             o.readAhead = nil    // a fault put back reads the store when it fires
             o.toMany = s.toMany?.copied()
             if s.registered { registry[key] = Unmanaged.passUnretained(o) } else { registry.removeValue(forKey: key) }

@@ -82,6 +82,11 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// Weak: the app owns its contexts (see the file comment).
     @exclusivity(unchecked) final weak var context: Context?
     @exclusivity(unchecked) final var flags: ObjectFlags = []
+    /// The to-one slots (below 16) that the delete rules of this object's deletion nullified:
+    /// they read as nil, while its values stay the saved ones — a deleted object is neither
+    /// decoded nor copied for the links it loses (Context+Delete). Zero for every other object.
+    /// Declared between `flags` and `recordPosition`, it takes padding and costs no memory.
+    @exclusivity(unchecked) final var nulledSlots: UInt16 = 0
     /// Where the last field read from `record` stopped: the next read of a later field goes on
     /// from there (RecordCoding.field). Declared after `flags`, it takes the padding before the
     /// next eight-byte field, so it costs a fetched object no memory.
@@ -145,6 +150,21 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
             if record != nil { decodeRecord() }
             yield &decodedValues
         }
+    }
+
+    /// Whether `slot` is a to-one this object's deletion nullified (`nulledSlots`).
+    final func isNulled(_ slot: Int) -> Bool {
+        nulledSlots != 0 && slot < 16 && nulledSlots & (1 << UInt16(slot)) != 0
+    }
+
+    /// The values as saved for a deleted object (or as they are for any other), without keeping
+    /// a decode of its record: the save reads a deleted object's index values and tombstone
+    /// from them, and the object is gone right after.
+    final func valuesLeavingRecord() -> [StoredValue] {
+        guard let bytes = record, let entity = entityInfo else { return decodedValues }
+        var decoded = entity.defaults
+        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField)
+        return decoded
     }
 
     /// The value of `slot` of a loaded object: from its record when it still holds one (that

@@ -165,7 +165,7 @@ public func _$read<Root: ManagedObject, V: ManagedObject>(
     guard let context = object.context, object.key != 0 else {
         return object.unattachedLinks?[slot]?.first as? V
     }
-    guard case .reference(let key) = storedValue(object, slot) else { return nil }
+    guard !object.isNulled(slot), case .reference(let key) = storedValue(object, slot) else { return nil }
     return (try? context.materialize(key)) as? V
 }
 

@@ -138,6 +138,9 @@ final class EntityInfo: Sendable {
     let slotByName: [String: Int]
     /// Record-stored slots in ascending field-ID order (the order a record is written in).
     let recordSlots: [Int]
+    /// The slots of attributes whose value a delete's history tombstone keeps
+    /// (`preservesValueOnDeletion`), in field-ID order.
+    let tombstoneSlots: [Int]
     /// Field ID → slot (-1: not a property of this entity), for decoding without hashing.
     let slotForField: [Int]
     /// Slot → field ID (0 for none), for decoding one field of a record.
@@ -175,6 +178,7 @@ final class EntityInfo: Sendable {
         }
         slotByName = byName
         recordSlots = properties.filter(\.isStoredInRecord).sorted { $0.fieldID < $1.fieldID }.map(\.slot)
+        tombstoneSlots = recordSlots.filter { [properties] in properties[$0].attribute?.preservesValueOnDeletion == true }
         var table = [Int](repeating: -1, count: Int(properties.map(\.fieldID).max() ?? 0) + 1)
         for p in properties { table[Int(p.fieldID)] = p.slot }
         slotForField = table
