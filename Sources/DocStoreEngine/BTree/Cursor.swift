@@ -22,6 +22,12 @@ public struct Cursor {
     private var path: [(page: Page, position: Int)] = []
     private var leaf: Page?
     private var index = 0
+    /// Leaves this cursor stepped onto from a neighbour; past `passingAfter` (2 MiB of 4 KiB
+    /// pages) it reads further ones in passing (`PageSource.pageInPassing`): a scan of a large
+    /// tree leaves the page cache about as it found it, while the index ranges of repeated
+    /// queries (a count walks a few hundred leaves) stay cached.
+    private var leavesWalked = 0
+    static let passingAfter = 512
 
     init(source: any PageSource, root: PageNumber, blobs: BlobStore?, file: String) {
         self.source = source
@@ -183,16 +189,16 @@ public struct Cursor {
         return try skipEmpty(forward: false)
     }
 
-    private mutating func descend(from start: PageNumber, toLast: Bool) throws(EngineError) {
+    private mutating func descend(from start: PageNumber, toLast: Bool, passing: Bool = false) throws(EngineError) {
         if start == root { path.removeAll(keepingCapacity: true) }
         leaf = nil
         guard start != .none else { return }
-        var page = try source.page(start)
+        var page = try passing ? source.pageInPassing(start) : source.page(start)
         while page.type == .branch {
             guard path.count < BTree.maxDepth else { throw .corrupt("tree deeper than \(BTree.maxDepth)", file: file, page: page.number) }
             let pos = toLast ? page.count : 0
             path.append((page, pos))
-            page = try source.page(page.child(at: pos))
+            page = try passing ? source.pageInPassing(page.child(at: pos)) : source.page(page.child(at: pos))
         }
         guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", file: file, page: page.number) }
         leaf = page
@@ -218,7 +224,8 @@ public struct Cursor {
             }
             top.position += forward ? 1 : -1
             path.append(top)
-            try descend(from: top.page.child(at: top.position), toLast: !forward)
+            leavesWalked += 1
+            try descend(from: top.page.child(at: top.position), toLast: !forward, passing: leavesWalked > Cursor.passingAfter)
         }
         return leaf != nil
     }

@@ -20,7 +20,15 @@
 /// (its own new pages first).
 protocol PageSource {
     func page(_ number: PageNumber) throws(EngineError) -> Page
+    /// A page a long walk passes through (a cursor past `Cursor.passingAfter` leaves): as
+    /// `page`, but a leaf read from the file is not kept, so a scan of a large tree does not
+    /// fill the cache with pages it reads once.
+    func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page
     var pageSize: Int { get }
+}
+
+extension PageSource {
+    func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page { try page(number) }
 }
 
 final class Pager: Sendable {
@@ -76,6 +84,22 @@ final class Pager: Sendable {
     func page(_ number: PageNumber) throws(EngineError) -> Page {
         if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
         let page = try readFromFile(number)
+        return cache.withLock { c in
+            if let existing = c.get(number.rawValue) { return existing }
+            if c.resident >= c.capacity { Pager.evict(&c) }
+            c.set(number.rawValue, page)
+            return page
+        }
+    }
+
+    /// The page `number` for a long walk: from the cache if it is there; else read and validated
+    /// (I10), and kept only if it is a branch (a scan's leaves are read once; the branches above
+    /// them serve every lookup). A miss reads the file, as `page` does: pages the file does not
+    /// hold yet are pinned in the cache.
+    func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page {
+        if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
+        let page = try readFromFile(number)
+        guard page.type != .leaf else { return page }
         return cache.withLock { c in
             if let existing = c.get(number.rawValue) { return existing }
             if c.resident >= c.capacity { Pager.evict(&c) }
