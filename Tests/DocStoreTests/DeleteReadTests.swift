@@ -107,4 +107,65 @@ import DocStoreTestSupport
         #expect(try store.verify() == [])
         #expect(try store.verifyGraph() == [])
     }
+
+    /// Found by review: a deleted object's nullified to-one still holds its saved target under
+    /// the mark, so queries and an upsert must read it as nil too.
+    @Test func queriesReadANullifiedLinkAsNil() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let setup = Context(store: store)
+        let note = Note(title: "n")
+        try setup.insert(note)
+        try setup.save()
+        let other = Context(store: store)
+        try other.insert(Folder(name: "Inbox"))
+        try other.save()
+
+        let c = Context(store: store)
+        c.mergePolicy = .mergeByPropertyObjectTrump
+        let noteID = try #require(note.objectID)
+        let n = try #require(try c.existingObject(with: noteID) as? Note)
+        let duplicate = Folder(name: "Inbox")
+        try c.insert(duplicate)
+        n.folder = duplicate
+        try c.save()                                  // the clash makes an upsert: n joins the stored Inbox
+        let inbox = try #require(n.folder)
+        #expect(inbox.objectID != nil && inbox !== duplicate)
+        try c.delete(n)
+        #expect(try QueryPredicate(format: "folder == nil").evaluate(with: n), "a query sees the nullified link as nil")
+        #expect(try !QueryPredicate(format: "folder.name == %@", "Inbox").evaluate(with: n))
+
+        try c.save()
+        let check = Context(store: store)
+        #expect(try check.fetch(FetchRequest<Folder>()).first?.notes.isEmpty == true)
+        #expect(try check.fetch(FetchRequest<Note>()).isEmpty)
+        #expect(try store.verify() == [])
+    }
+
+    @Test func anUpsertDoesNotLeadADeletedObjectsNullifiedLink() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let setup = Context(store: store)
+        let note = Note(title: "n")
+        try setup.insert(note)
+        try setup.save()
+        let other = Context(store: store)
+        try other.insert(Folder(name: "Inbox"))
+        try other.save()
+
+        let c = Context(store: store)
+        c.mergePolicy = .mergeByPropertyObjectTrump
+        let noteID = try #require(note.objectID)
+        let n = try #require(try c.existingObject(with: noteID) as? Note)
+        let duplicate = Folder(name: "Inbox")
+        try c.insert(duplicate)
+        n.folder = duplicate
+        try c.delete(n)                               // n's folder link to the unsaved duplicate is nullified
+        #expect(n.folder == nil && duplicate.notes.isEmpty)
+        try c.save()                                  // the duplicate is merged into the stored Inbox
+        let check = Context(store: store)
+        let folders = try check.fetch(FetchRequest<Folder>())
+        #expect(folders.count == 1 && folders.first?.notes.isEmpty == true)
+        #expect(try check.fetch(FetchRequest<Note>()).isEmpty)
+        #expect(try store.verify() == [])
+        #expect(try store.verifyGraph() == [])
+    }
 }

@@ -19,12 +19,8 @@ extension Context {
             let object = ref.takeUnretainedValue()
             if !object.isFault || changed[key] != nil {
                 try fulfill(object)
-                var values = object.values
                 // A deleted object's nullified to-ones (D2) are nil to a child as they are here.
-                if object.nulledSlots != 0 {
-                    for slot in values.indices where object.isNulled(slot) { values[slot] = .null }
-                }
-                return (values, object.rowVersion, object.isDeleted)
+                return (object.visibleValues, object.rowVersion, object.isDeleted)
             }
         }
         return try parent?.currentState(of: key)

@@ -117,7 +117,7 @@ extension Context {
         let id = ObjectID(store: store.identifier, entity: entity?.name ?? "?", key: o.key)
         return MergeConflict(
             objectID: id, kind: s.stored == nil ? .deletedInStore : .changedInStore, isDeletedHere: o.isDeleted,
-            snapshotValues: named(snapshot), objectValues: named(o.values), storeValues: s.stored.map(named),
+            snapshotValues: named(snapshot), objectValues: named(o.visibleValues), storeValues: s.stored.map(named),
             objectChangedKeys: o.isDeleted ? [] : differing(snapshot, o.values),
             storeChangedKeys: s.stored.map { differing(snapshot, $0) } ?? [])
     }
@@ -209,12 +209,14 @@ extension Context {
     /// to-one overrides a target the store changed, the store's inverse half is dropped (K4).
     func adoptStoredValues(_ o: ManagedObject, _ entity: EntityInfo, stored: [StoredValue], rowVersion: UInt64) {
         let snapshot = committed[o.key] ?? o.values
+        // A to-one a deletion nullified (D2) is an edit to nil, as if it had been written.
+        let mine = o.visibleValues
         var result = stored
         if changed[o.key] != nil {
-            for slot in o.values.indices where slot < snapshot.count && slot < result.count && o.values[slot] != snapshot[slot] {
-                result[slot] = o.values[slot]
+            for slot in mine.indices where slot < snapshot.count && slot < result.count && mine[slot] != snapshot[slot] {
+                result[slot] = mine[slot]
                 let p = entity.properties[slot]
-                if p.isToOne, stored[slot] != snapshot[slot], stored[slot] != o.values[slot], case .reference(let was) = stored[slot],
+                if p.isToOne, stored[slot] != snapshot[slot], stored[slot] != mine[slot], case .reference(let was) = stored[slot],
                    let target = try? materialize(was), let q = inverse(of: p, on: target) {
                     try? removeHalf(target, q, o)
                 }
@@ -318,7 +320,8 @@ extension Context {
         for (_, ref) in registry {
             let o = ref.takeUnretainedValue()
             guard o !== dup, !o.isFault, let e = o.entityInfo else { continue }
-            for p in e.properties where p.isToOne && p.slot < o.values.count && o.values[p.slot] == .reference(dup.key) {
+            // A to-one a deletion nullified (D2) leads nowhere, though its saved value is kept.
+            for p in e.properties where p.isToOne && p.slot < o.values.count && !o.isNulled(p.slot) && o.values[p.slot] == .reference(dup.key) {
                 referrers.append((o, p))
             }
         }

@@ -157,6 +157,15 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         nulledSlots != 0 && slot < 16 && nulledSlots & (1 << UInt16(slot)) != 0
     }
 
+    /// The values as the app sees them: `values`, with the to-ones a deletion nullified
+    /// (`nulledSlots`) as nil — what queries, child contexts and conflict reports read.
+    final var visibleValues: [StoredValue] {
+        guard nulledSlots != 0 else { return values }
+        var out = values
+        for slot in out.indices where isNulled(slot) { out[slot] = .null }
+        return out
+    }
+
     /// The values as saved for a deleted object (or as they are for any other), without keeping
     /// a decode of its record: the save reads a deleted object's index values and tombstone
     /// from them, and the object is gone right after.

@@ -335,7 +335,7 @@ final class QueryEvaluator {
         if includesPendingChanges, let ref = context.registry[key] {
             let object = ref.takeUnretainedValue()
             try context.fulfill(object)
-            return object.values
+            return object.visibleValues
         }
         guard let bytes = try context.storedRecord(key, entity) else { return entity.defaults.map { _ in .null } }
         var values = entity.defaults

@@ -14,6 +14,6 @@ extension QueryPredicate {
         }
         try QueryPlanner.check(self, self: .object(entity), variables: [:], model: context.store.model)
         try context.fulfill(object)
-        return try QueryEvaluator(context: context).test(self, key: object.key, values: object.values)
+        return try QueryEvaluator(context: context).test(self, key: object.key, values: object.visibleValues)
     }
 }

@@ -22,7 +22,8 @@ public struct Cursor {
     private var path: [(page: Page, position: Int)] = []
     private var leaf: Page?
     private var index = 0
-    /// Leaves this cursor stepped onto from a neighbour; past `passingAfter` (2 MiB of 4 KiB
+    /// Leaves this cursor stepped onto from a neighbour since it was last placed (`first`,
+    /// `last`, `seek`, `move`: one cursor serves many short walks); past `passingAfter` (2 MiB of 4 KiB
     /// pages) it reads further ones in passing (`PageSource.pageInPassing`): a scan of a large
     /// tree leaves the page cache about as it found it, while the index ranges of repeated
     /// queries (a count walks a few hundred leaves) stay cached.
@@ -51,6 +52,7 @@ public struct Cursor {
     /// Moves to the first entry.
     @discardableResult
     public mutating func first() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        leavesWalked = 0
         try descend(from: root, toLast: false)
         return try skipEmpty(forward: true)
     }
@@ -58,6 +60,7 @@ public struct Cursor {
     /// Moves to the last entry.
     @discardableResult
     public mutating func last() throws(EngineError) -> (key: [UInt8], value: [UInt8])? {
+        leavesWalked = 0
         try descend(from: root, toLast: true)
         return try skipEmpty(forward: false)
     }
@@ -72,6 +75,7 @@ public struct Cursor {
     /// Moves to the first entry whose key is >= `key` without reading it; whether there is one.
     /// With `withCurrent` and `advance`, a scan visits entries in place, copying nothing.
     public mutating func move(to key: [UInt8]) throws(EngineError) -> Bool {
+        leavesWalked = 0
         try withRawBytes(key) { (k) throws(EngineError) in try descendFromRoot(to: k) }
         return try settle(forward: true)
     }
