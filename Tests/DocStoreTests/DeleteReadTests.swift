@@ -108,32 +108,36 @@ import DocStoreTestSupport
         #expect(try store.verifyGraph() == [])
     }
 
-    /// Found by review: a deleted object's nullified to-one still holds its saved target under
-    /// the mark, so queries and an upsert must read it as nil too.
-    @Test func queriesReadANullifiedLinkAsNil() throws {
+    /// A saved note `n`, a folder "Inbox" saved by another context, and a context with an
+    /// upserting merge policy in which `n` is set to an unsaved duplicate of that folder — the
+    /// unique clash its save merges into the stored one.
+    static func noteWithDuplicateInbox() throws -> (store: Store, context: Context, note: Note, duplicate: Folder) {
         let store = try Store.inMemory(models: ModelClassTests.models)
         let setup = Context(store: store)
         let note = Note(title: "n")
         try setup.insert(note)
+        try setup.insert(Folder(name: "Inbox"))
         try setup.save()
-        let other = Context(store: store)
-        try other.insert(Folder(name: "Inbox"))
-        try other.save()
-
-        let c = Context(store: store)
-        c.mergePolicy = .mergeByPropertyObjectTrump
+        let context = Context(store: store)
+        context.mergePolicy = .mergeByPropertyObjectTrump
         let noteID = try #require(note.objectID)
-        let n = try #require(try c.existingObject(with: noteID) as? Note)
+        let n = try #require(try context.existingObject(with: noteID) as? Note)
         let duplicate = Folder(name: "Inbox")
-        try c.insert(duplicate)
+        try context.insert(duplicate)
         n.folder = duplicate
+        return (store, context, n, duplicate)
+    }
+
+    /// Found by review: a deleted object's nullified to-one still holds its saved target under
+    /// the mark, so queries must read it as nil too.
+    @Test func queriesReadANullifiedLinkAsNil() throws {
+        let (store, c, n, duplicate) = try Self.noteWithDuplicateInbox()
         try c.save()                                  // the clash makes an upsert: n joins the stored Inbox
         let inbox = try #require(n.folder)
         #expect(inbox.objectID != nil && inbox !== duplicate)
         try c.delete(n)
         #expect(try QueryPredicate(format: "folder == nil").evaluate(with: n), "a query sees the nullified link as nil")
         #expect(try !QueryPredicate(format: "folder.name == %@", "Inbox").evaluate(with: n))
-
         try c.save()
         let check = Context(store: store)
         #expect(try check.fetch(FetchRequest<Folder>()).first?.notes.isEmpty == true)
@@ -141,23 +145,10 @@ import DocStoreTestSupport
         #expect(try store.verify() == [])
     }
 
+    /// Found by review: the upsert took the deleted note, whose marked folder slot still holds
+    /// the duplicate, for a referrer to lead to the stored folder, and the save failed.
     @Test func anUpsertDoesNotLeadADeletedObjectsNullifiedLink() throws {
-        let store = try Store.inMemory(models: ModelClassTests.models)
-        let setup = Context(store: store)
-        let note = Note(title: "n")
-        try setup.insert(note)
-        try setup.save()
-        let other = Context(store: store)
-        try other.insert(Folder(name: "Inbox"))
-        try other.save()
-
-        let c = Context(store: store)
-        c.mergePolicy = .mergeByPropertyObjectTrump
-        let noteID = try #require(note.objectID)
-        let n = try #require(try c.existingObject(with: noteID) as? Note)
-        let duplicate = Folder(name: "Inbox")
-        try c.insert(duplicate)
-        n.folder = duplicate
+        let (store, c, n, duplicate) = try Self.noteWithDuplicateInbox()
         try c.delete(n)                               // n's folder link to the unsaved duplicate is nullified
         #expect(n.folder == nil && duplicate.notes.isEmpty)
         try c.save()                                  // the duplicate is merged into the stored Inbox
