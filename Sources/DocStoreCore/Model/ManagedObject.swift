@@ -172,7 +172,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     final func valuesLeavingRecord() -> [StoredValue] {
         guard let bytes = record, let entity = entityInfo else { return decodedValues }
         var decoded = entity.defaults
-        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField)
+        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField, validated: true)
         return decoded
     }
 
@@ -186,10 +186,9 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// Decodes `record` into `decodedValues`. The record passed `RecordCoding.validate` when it
     /// was kept, so its decode cannot fail; if it ever did, the values stay at their defaults.
     final func decodeRecord() {
-        guard let bytes = record, let entity = entityInfo else { return }
+        guard record != nil, entityInfo != nil else { return }
+        let decoded = valuesLeavingRecord()
         record = nil
-        var decoded = entity.defaults
-        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField)
         decodedValues = decoded
     }
 
