@@ -72,4 +72,33 @@ import Testing
         }
         #expect(try engine.verify().isClean)
     }
+
+    /// One cursor placed again and again (what a count's index ranges do) starts its count of
+    /// leaves walked anew each time: short walks that add up to far more than `passingAfter`
+    /// leaves still keep every leaf they read.
+    @Test func manyShortWalksFromOneCursorKeepTheirLeaves() throws {
+        let count = 150_000
+        let engine = try Self.bigTree(count)
+        let before = Self.resident(engine)
+        let walks = 300, stride = count / walks, steps = 280
+        var seen = 0
+        try engine.read { txn in
+            var cursor = try txn.cursor(in: "t")
+            for w in 0..<walks {
+                var entry = try cursor.seek(to: Self.key(w * stride))
+                #expect(entry?.key == Self.key(w * stride))
+                for _ in 0..<steps where entry != nil {
+                    seen += 1
+                    entry = try cursor.next()
+                }
+            }
+        }
+        #expect(seen == walks * steps)
+        let grown = Self.resident(engine) - before
+        // Each walk of 280 entries crosses a few leaves: together well past `passingAfter`,
+        // every one of them kept (a count that never restarted keeps at most `passingAfter`).
+        let perLeaf = count / Int(engine.statistics().pageCount)
+        #expect(walks * steps / perLeaf > 2 * Cursor.passingAfter, "the walks cross enough leaves to tell")
+        #expect(grown > 2 * Cursor.passingAfter, "the short walks kept only \(grown) pages")
+    }
 }

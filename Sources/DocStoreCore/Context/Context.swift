@@ -275,7 +275,7 @@ public final class Context {
         // values, saved as a change of its record.
         if object.nulledSlots != 0 {
             if committed[object.key] == nil { committed[object.key] = object.values }
-            for slot in object.values.indices where object.isNulled(slot) { object.values[slot] = .null }
+            object.values = object.visibleValues
             object.nulledSlots = 0
             object.flags.insert(.recordChanged)
         }

@@ -83,13 +83,7 @@ final class Pager: Sendable {
     /// The page `number`, from the cache or read and validated from the file (I10).
     func page(_ number: PageNumber) throws(EngineError) -> Page {
         if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
-        let page = try readFromFile(number)
-        return cache.withLock { c in
-            if let existing = c.get(number.rawValue) { return existing }
-            if c.resident >= c.capacity { Pager.evict(&c) }
-            c.set(number.rawValue, page)
-            return page
-        }
+        return keep(try readFromFile(number))
     }
 
     /// The page `number` for a long walk: from the cache if it is there; else read and validated
@@ -99,11 +93,16 @@ final class Pager: Sendable {
     func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page {
         if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
         let page = try readFromFile(number)
-        guard page.type != .leaf else { return page }
-        return cache.withLock { c in
-            if let existing = c.get(number.rawValue) { return existing }
+        return page.type == .leaf ? page : keep(page)
+    }
+
+    /// Puts a page just read from the file into the cache (evicting if it is full) and returns
+    /// it — or the copy another thread put there first, so every reader shares one.
+    private func keep(_ page: Page) -> Page {
+        cache.withLock { c in
+            if let existing = c.get(page.number.rawValue) { return existing }
             if c.resident >= c.capacity { Pager.evict(&c) }
-            c.set(number.rawValue, page)
+            c.set(page.number.rawValue, page)
             return page
         }
     }
