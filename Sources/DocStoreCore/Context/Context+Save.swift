@@ -61,7 +61,7 @@ extension Context {
     /// writes everything in one transaction (W1), or writes nothing and says what stood in the
     /// way.
     private func commitPendingChanges() throws(DocStoreError) -> SaveOutcome {
-        let objects = changed.values.sorted { $0.key < $1.key }
+        let objects = changed.sortedByKey()
         // A record is written when its values differ from the saved ones (setting a value and
         // back again leaves it, its row version and its index entries alone) — and, with the
         // same values and its next row version, when only its to-many links changed (W3), so
@@ -265,7 +265,7 @@ extension Context {
     func validatePendingChanges() throws(DocStoreError) {
         var problems: [DocStoreError.Problem] = []
         var denied: [DocStoreError.Problem] = []
-        for o in changed.values.sorted(by: { $0.key < $1.key }) {
+        for o in changed.sortedByKey() {
             guard let entity = o.entityInfo else { continue }
             var name: String { "\(entity.name)/\(o.key & PrimaryKey.sequenceMask)" }
             if o.isDeleted {
