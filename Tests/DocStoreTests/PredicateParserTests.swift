@@ -230,4 +230,16 @@ import Testing
         let p = try QueryPredicate(format: "rating BETWEEN %@", argumentArray: [[1, 5]])
         #expect(p.description == "rating BETWEEN {1, 5}")
     }
+
+    /// Sort keys are parsed once and then taken from a cache: a second parse gives the same
+    /// expression, and a key path that does not parse throws every time (errors are not kept).
+    @Test func expressionsParseTheSameFromTheCacheAndErrorsAreNotKept() throws {
+        let first = try PredicateParser.parseExpression("folder.name")
+        let again = try PredicateParser.parseExpression("folder.name")
+        #expect(first == again)
+        #expect(first == .keyPath(.evaluatedObject, ["folder", "name"]))
+        for _ in 0..<2 {
+            #expect(throws: DocStoreError.self) { try PredicateParser.parseExpression("folder..name") }
+        }
+    }
 }

@@ -131,11 +131,20 @@ struct PredicateParser {
         i < placeholderNames.count ? placeholderNames[i] : "%\(i)"
     }
 
+    /// Parsed expressions by text (bounded, as the templates): a fetch parses its sort keys
+    /// every time, and lexing "createdAt" was a tenth of fetching a first page of 20 objects.
+    private static let expressions = Locked<[String: QueryExpression]>([:])
+
     /// Parses an expression alone (a sort key, a key path with operators).
     static func parseExpression(_ format: String) throws(DocStoreError) -> QueryExpression {
+        if let known = expressions.withLock({ $0[format] }) { return known }
         var parser = PredicateParser(tokens: try PredicateLexer.tokens(format), arguments: [])
         let e = try parser.expression()
         guard parser.current == .end else { throw parser.expected("the end") }
+        expressions.withLock { cache in
+            if cache.count >= templateLimit { cache.removeAll(keepingCapacity: true) }
+            cache[format] = e
+        }
         return e
     }
 
