@@ -7,7 +7,29 @@ import DocStoreTestSupport
 import Foundation
 import Testing
 
+@testable import DocStore
 @testable import DocStoreCore
+
+/// Adds an audit entry to its context while the save validates it: the save's kept order of
+/// changed objects must take the new entry in.
+@Model final class AuditedTask: ManagedObject {
+    var title: String = ""
+
+    init(title: String) {
+        self.title = title
+    }
+
+    override func validateForUpdate() throws {
+        guard let context = managedObjectContext else { return }
+        let entry = AuditEntry()
+        entry.text = "changed \(title)"
+        try context.insert(entry)
+    }
+}
+
+@Model final class AuditEntry: ManagedObject {
+    var text: String = ""
+}
 
 @Suite struct ChangedObjectsOrderTests {
     @Test(arguments: [1, 2, 3, 4] as [UInt64])
@@ -43,5 +65,21 @@ import Testing
                 #expect(changed.sortedByKey().elementsEqual(order, by: ===), "seed \(seed), step \(step): asked again")
             }
         }
+    }
+
+    /// The save path: validation inserts objects after the order was taken; the commit writes
+    /// them too (a kept order that missed them would drop them without a word).
+    @Test func objectsInsertedDuringValidationAreSaved() throws {
+        let store = try Store.inMemory(models: [AuditedTask.self, AuditEntry.self])
+        let context = Context(store: store)
+        let tasks = (0..<5).map { AuditedTask(title: "task \($0)") }
+        for t in tasks { try context.insert(t) }
+        try context.save()
+        for t in tasks { t.title += " done" }
+        try context.save()
+        let check = Context(store: store)
+        let texts = try check.fetch(FetchRequest<AuditEntry>()).map(\.text).sorted()
+        #expect(texts == (0..<5).map { "changed task \($0) done" })
+        #expect(try check.fetch(FetchRequest<AuditedTask>()).map(\.title).sorted() == (0..<5).map { "task \($0) done" })
     }
 }

@@ -240,6 +240,15 @@ import Testing
         #expect(first == .keyPath(.evaluatedObject, ["folder", "name"]))
         for _ in 0..<2 {
             #expect(throws: DocStoreError.self) { try PredicateParser.parseExpression("folder..name") }
+            #expect(throws: DocStoreError.self) { try PredicateParser.parseExpression("%@") }
+        }
+        // Many texts, interleaved and past the cache's bound: each answer is its own text's.
+        for round in 0..<3 {
+            for i in 0..<700 {
+                let path = ["a\(i)", "b\(i % 7)"]
+                #expect(try PredicateParser.parseExpression(path.joined(separator: ".")) == .keyPath(.evaluatedObject, path), "round \(round), \(i)")
+                #expect(try PredicateParser.parseExpression("-rating") == .negated(.keyPath(.evaluatedObject, ["rating"])), "round \(round), \(i)")
+            }
         }
     }
 }

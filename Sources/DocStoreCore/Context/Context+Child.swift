@@ -48,7 +48,7 @@ extension Context {
     /// A child's save: its changes become the parent's unsaved changes (CC4).
     func pushChangesToParent() throws(DocStoreError) {
         guard let parent else { return }
-        let objects = changed.values.sorted { $0.key < $1.key }
+        let objects = changed.sortedByKey()
         // Inserted objects first, under their own IDs, so links can reach them.
         for o in objects where o.isInserted && !o.isDeleted {
             guard let entity = o.entityInfo, parent.registry[o.key] == nil else { continue }

@@ -456,8 +456,7 @@ enum QueryPlanner {
         for index in entity.compoundIndexes {
             // An index serves only when a conjunct fixes or bounds its first element: most
             // fetches compare other attributes, and skip the index here.
-            let leading = index.path(0)
-            guard conjuncts.contains(where: { q in
+            guard let leading = index.paths.first, conjuncts.contains(where: { q in
                 if case .comparison(let c) = q, case .keyPath(.evaluatedObject, let names) = c.lhs { names == leading } else { false }
             }) else { continue }
             var prefix: [UInt8] = []

@@ -396,6 +396,8 @@ struct RecordReader {
         // buffer: `String(validating:)` over a slice went through unspecialized generic code (a
         // metadata lookup per string).
         guard validated || UTF8Validation.isValid(bytes) else { throw corrupt("invalid UTF-8", at: at) }
+        // Debug builds (the tests) check the promise: a record said to be validated was.
+        assert(!validated || UTF8Validation.isValid(bytes), "record \(key): a string of a record said to be validated is not UTF-8")
         return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
