@@ -129,20 +129,7 @@ import DocStoreTestSupport
                 for id in UInt32(0)...12 {
                     let one = try RecordCoding.withRaw(record) { (raw) throws(DocStoreError) in try RecordCoding.field(raw, id, key: 9) }
                     #expect(one == byID[id], "seed \(seed) round \(round) field \(id)")
-                    // A record that passed `validate` reads the same without its strings checked
-                    // again (an object's kept record).
-                    var start = RecordPosition()
-                    let trusted = try RecordCoding.withRaw(record) { (raw) throws(DocStoreError) in
-                        try RecordCoding.field(raw, id, key: 9, from: &start, validated: true)
-                    }
-                    #expect(trusted == byID[id], "seed \(seed) round \(round) field \(id), validated")
                 }
-                var slots = [StoredValue](repeating: .null, count: 13)
-                var trustedSlots = slots
-                let table = Array(0...12)
-                _ = try RecordCoding.decode(record, key: 9, into: &slots, slotForField: table)
-                _ = try RecordCoding.decode(record, key: 9, into: &trustedSlots, slotForField: table, validated: true)
-                #expect(slots == trustedSlots, "seed \(seed) round \(round): a validated decode differs")
                 // Reads that go on from where the previous one stopped (an object reading its
                 // attributes), in ascending runs and jumps back, give the same values.
                 var position = RecordPosition()

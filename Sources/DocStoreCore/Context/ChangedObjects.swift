@@ -30,9 +30,6 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     private var indexedSlots: [UInt32: [Int]] = [:]
     /// Per kind with value indexes: the keys to re-encode before a lookup.
     private var stale: [UInt32: Set<UInt64>] = [:]
-    /// `sortedByKey()`'s answer, kept until an object comes or goes (a save validates and then
-    /// writes the same objects in key order: sorted once, not twice).
-    private var sorted: [ManagedObject]? = nil
 
     struct ValueIndexKey: Hashable {
         let kind: UInt32
@@ -132,9 +129,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
                 return
             }
             let kind = PrimaryKey.entity(of: key)
-            let old = byKey.updateValue(object, forKey: key)
-            if old == nil { counts[kind, default: 0] += 1 }
-            if old !== object { sorted = nil }
+            if byKey.updateValue(object, forKey: key) == nil { counts[kind, default: 0] += 1 }
             if object.isDeleted { live[kind]?.remove(key) } else { live[kind, default: []].insert(key) }
             noteValuesMayChange(key)
         }
@@ -143,7 +138,6 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     @discardableResult
     mutating func removeValue(forKey key: UInt64) -> ManagedObject? {
         guard let object = byKey.removeValue(forKey: key) else { return nil }
-        sorted = nil
         let kind = PrimaryKey.entity(of: key)
         live[kind]?.remove(key)
         counts[kind, default: 1] -= 1
@@ -152,12 +146,11 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         return object
     }
 
-    /// Every object here, in key order (sorted by their keys alone, without reading the objects).
-    mutating func sortedByKey() -> [ManagedObject] {
-        if let sorted { return sorted }
-        let objects = byKey.sorted { $0.key < $1.key }.map(\.value)
-        sorted = objects
-        return objects
+    /// Every object here, in key order: the dictionary's entries sorted by their keys, so the
+    /// comparisons read no object (sorting the objects by their `key` retained and released each
+    /// one per comparison — a save sorts twice, to validate and to write).
+    func sortedByKey() -> [ManagedObject] {
+        byKey.sorted { $0.key < $1.key }.map(\.value)
     }
 
     /// `object`, here, was just marked deleted.

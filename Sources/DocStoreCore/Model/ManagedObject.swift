@@ -172,7 +172,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     final func valuesLeavingRecord() -> [StoredValue] {
         guard let bytes = record, let entity = entityInfo else { return decodedValues }
         var decoded = entity.defaults
-        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField, validated: true)
+        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField)
         return decoded
     }
 

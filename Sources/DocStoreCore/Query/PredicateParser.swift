@@ -69,10 +69,7 @@ struct PredicateParser {
         if parser.usesKeyPathArgument { return try parseDirectly(format, arguments: arguments) }
         let template = Template(predicate: predicate, arguments: parser.placeholders ?? [],
                                 betweenBounds: parser.betweenPlaceholders, end: parser.position)
-        templates.withLock { cache in
-            if cache.count >= templateLimit { cache.removeAll(keepingCapacity: true) }
-            cache[format] = template
-        }
+        keep(template, for: format, in: templates)
         return try fill(template, arguments)
     }
 
@@ -131,8 +128,8 @@ struct PredicateParser {
         i < placeholderNames.count ? placeholderNames[i] : "%\(i)"
     }
 
-    /// Parsed expressions by text (bounded, as the templates): a fetch parses its sort keys
-    /// every time, and lexing "createdAt" was a tenth of fetching a first page of 20 objects.
+    /// Parsed expressions by text (bounded, as the templates): a fetch plans its sort keys every
+    /// time, and lexing "createdAt" was a tenth of fetching a first page of 20 objects.
     private static let expressions = Locked<[String: QueryExpression]>([:])
 
     /// Parses an expression alone (a sort key, a key path with operators).
@@ -141,11 +138,17 @@ struct PredicateParser {
         var parser = PredicateParser(tokens: try PredicateLexer.tokens(format), arguments: [])
         let e = try parser.expression()
         guard parser.current == .end else { throw parser.expected("the end") }
-        expressions.withLock { cache in
-            if cache.count >= templateLimit { cache.removeAll(keepingCapacity: true) }
-            cache[format] = e
-        }
+        keep(e, for: format, in: expressions)
         return e
+    }
+
+    /// Keeps a parse under its text in one of the bounded caches (emptied when full: an app
+    /// uses a few hundred formats at most, so this happens only to one that makes them up).
+    private static func keep<Parsed: Sendable>(_ parsed: Parsed, for text: String, in cache: Locked<[String: Parsed]>) {
+        cache.withLock { c in
+            if c.count >= templateLimit { c.removeAll(keepingCapacity: true) }
+            c[text] = parsed
+        }
     }
 
     private init(tokens: [(token: PredicateToken, at: Int)], arguments: [Any?]) {

@@ -455,10 +455,8 @@ enum QueryPlanner {
         var best: (choice: Choice, fixed: Int, bounded: Bool)?
         for index in entity.compoundIndexes {
             // An index serves only when a conjunct fixes or bounds its first element: most
-            // fetches compare other attributes, and skip the index here.
-            guard let leading = index.paths.first, conjuncts.contains(where: { q in
-                if case .comparison(let c) = q, case .keyPath(.evaluatedObject, let names) = c.lhs { names == leading } else { false }
-            }) else { continue }
+            // fetches compare other attributes, and skip the index before any work for it.
+            guard !index.paths.isEmpty, !comparisons(index, 0).isEmpty else { continue }
             var prefix: [UInt8] = []
             var texts: [RangeText] = []
             var used = 0

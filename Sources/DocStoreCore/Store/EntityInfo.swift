@@ -227,7 +227,7 @@ final class EntityInfo: Sendable {
         guard slot < fieldForSlot.count else { return .null }
         let field = fieldForSlot[slot]
         let found = try? RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in
-            try RecordCoding.field(raw, field, key: key, from: &position, validated: true)
+            try RecordCoding.field(raw, field, key: key, from: &position)
         }
         return (found ?? nil) ?? defaults[slot]
     }

@@ -139,21 +139,19 @@ enum RecordCoding {
     /// Fields whose slot is -1 in `slotForField` (a removed attribute) are read and checked but
     /// not kept. With `partial`, they are only stepped over (bounds checked, no values made): a
     /// query reads just the fields its predicate uses this way, and decodes its matches whole.
-    /// `validated`: the bytes passed `validate` (an object's kept record), so their strings are
-    /// not checked again.
     static func decode(_ bytes: [UInt8], key: UInt64, into values: inout [StoredValue], slotForField: [Int],
-                       partial: Bool = false, validated: Bool = false) throws(DocStoreError) -> UInt64 {
+                       partial: Bool = false) throws(DocStoreError) -> UInt64 {
         try withRaw(bytes) { (raw) throws(DocStoreError) in
-            try decode(raw, key: key, into: &values, slotForField: slotForField, partial: partial, validated: validated)
+            try decode(raw, key: key, into: &values, slotForField: slotForField, partial: partial)
         }
     }
 
     /// The same, from bytes in place (a record still in its page: queries decode candidates
     /// without copying them out).
     static func decode(_ bytes: UnsafeRawBufferPointer, key: UInt64, into values: inout [StoredValue], slotForField: [Int],
-                       partial: Bool = false, validated: Bool = false) throws(DocStoreError) -> UInt64 {
+                       partial: Bool = false) throws(DocStoreError) -> UInt64 {
         func slot(_ id: UInt32) -> Int { Int(id) < slotForField.count ? slotForField[Int(id)] : -1 }
-        return try forEachField(bytes, key: key, validated: validated, wanted: { id in !partial || slot(id) >= 0 }) { id, value in
+        return try forEachField(bytes, key: key, wanted: { id in !partial || slot(id) >= 0 }) { id, value in
             let s = slot(id)
             if s >= 0 { values[s] = value }
         }.rowVersion
@@ -178,12 +176,10 @@ enum RecordCoding {
     /// (its default applies). Steps over the fields before it without decoding them — from
     /// `position`, where the last such read of these bytes stopped, when `fieldID` lies past it
     /// (reading an object's attributes in their order walks its record once), else from the
-    /// header. `position` is left where this read stopped. `validated`: `validate` passed these
-    /// very bytes, so their strings are not checked again.
+    /// header. `position` is left where this read stopped.
     static func field(_ bytes: UnsafeRawBufferPointer, _ fieldID: UInt32, key: UInt64,
-                      from position: inout RecordPosition, validated: Bool = false) throws(DocStoreError) -> StoredValue? {
+                      from position: inout RecordPosition) throws(DocStoreError) -> StoredValue? {
         var reader = RecordReader(bytes: bytes, key: key)
-        reader.validated = validated
         // Go on from the position when the field there is the one wanted or comes before it.
         // (The fields before it were checked with the whole record, so the ascending order of
         // IDs is checked from there on only.)
@@ -283,11 +279,10 @@ enum RecordCoding {
     /// Reads a record's header, then hands each field `wanted` accepts to `body` in order,
     /// checking rule 1 (a field not wanted is checked for its bounds only).
     @inline(__always)
-    private static func forEachField(_ bytes: UnsafeRawBufferPointer, key: UInt64, validated: Bool = false,
-                                     wanted: (UInt32) -> Bool = { _ in true }, _ body: (UInt32, StoredValue) -> Void)
+    private static func forEachField(_ bytes: UnsafeRawBufferPointer, key: UInt64, wanted: (UInt32) -> Bool = { _ in true },
+                                     _ body: (UInt32, StoredValue) -> Void)
         throws(DocStoreError) -> (entityID: UInt32, schemaVersion: UInt32, rowVersion: UInt64) {
         var reader = RecordReader(bytes: bytes, key: key)
-        reader.validated = validated
         let header = try readHeader(&reader)
         var previous: UInt64? = nil
         while !reader.atEnd {
@@ -334,9 +329,6 @@ struct RecordReader {
     var offset = 0
     /// What errors call the bytes; "record <key>" when nil.
     var subject: String? = nil
-    /// Whether the bytes passed `RecordCoding.validate` (an object's kept record): their strings
-    /// are well-formed UTF-8 already, so `string()` does not check them again.
-    var validated = false
 
     /// One value as a default or a stored value holds it (tag and payload), from an array.
     static func value(from bytes: [UInt8]) throws(DocStoreError) -> StoredValue {
@@ -392,12 +384,9 @@ struct RecordReader {
     mutating func string() throws(DocStoreError) -> String {
         let at = offset
         let bytes = UnsafeRawBufferPointer(rebasing: try lengthPrefixed())
-        // Checked in place (unless the record was validated whole), then made from a typed
-        // buffer: `String(validating:)` over a slice went through unspecialized generic code (a
-        // metadata lookup per string).
-        guard validated || UTF8Validation.isValid(bytes) else { throw corrupt("invalid UTF-8", at: at) }
-        // Debug builds (the tests) check the promise: a record said to be validated was.
-        assert(!validated || UTF8Validation.isValid(bytes), "record \(key): a string of a record said to be validated is not UTF-8")
+        // Checked in place, then made from a typed buffer: `String(validating:)` over a slice
+        // went through unspecialized generic code (a metadata lookup per string).
+        guard UTF8Validation.isValid(bytes) else { throw corrupt("invalid UTF-8", at: at) }
         return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
