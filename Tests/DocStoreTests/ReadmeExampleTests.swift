@@ -109,7 +109,7 @@ enum ReadmeExample {
         #expect(plan == """
             fetch Note
               source: index index.5 on Note.createdAt, > CAST(800000000.0, "NSDate")
-              filter: folder.name == "Inbox" AND createdAt > CAST(800000000.0, "NSDate") (tested on each candidate)
+              filter: folder.name == "Inbox" AND createdAt > CAST(800000000.0, "NSDate") (tested on each candidate: folder.name == "Inbox"; the index answers the rest)
               order: createdAt DESC — by the index's order (backward), stopping once 20 matches and their ties are read
               window: offset 0, limit 20
               read: 41 index entries, 40 records; 20 results

@@ -263,14 +263,16 @@ extension Context {
         }
 
         // An index that answers the predicate exactly yields only matches: its stored candidates
-        // are not tested again (unsaved objects still are, F2).
+        // are not tested again (unsaved objects still are, F2). Nor are the conjuncts its ranges
+        // answer: stored candidates are tested against the rest.
         let testsStored = !(plan.sourceIsExact && plan.source.indexRead != nil)
+        let storedPredicate = testsStored ? plan.storedPredicate : nil
         // A fetch that fills its objects keeps each match's record, checked, for its object to
         // decode property by property — unless the rows are sorted here, which needs their values.
         let walksInSortOrder = ordered && plan.indexOrder != nil && plan.sorts.count == 1 && plan.source.indexRead != nil
         let keepsRecords = wholeRecords && (plan.sorts.isEmpty || walksInSortOrder)
         // The common predicate shape, compiled to slots (QuerySlotFilter); else the evaluator.
-        let slotFilter = testsStored ? plan.predicate.flatMap { QuerySlotFilter($0, entity: plan.entity) } : nil
+        let slotFilter = storedPredicate.flatMap { QuerySlotFilter($0, entity: plan.entity) }
         // Per entity: how its candidates are read (CandidateReading); the last entity is kept
         // at hand, as candidates mostly share one.
         var perEntity: [UInt32: CandidateReading] = [:]
@@ -285,7 +287,7 @@ extension Context {
             guard let entity = store.model.entity(id: id) else { return nil }
             // F5's anchor compares decoded sort values: with an anchor, decode first.
             let reading = CandidateReading(entity, plan, wholeRecords: wholeRecords, filter: anchor == nil ? slotFilter : nil,
-                                           testsPredicate: testsStored, evaluator)
+                                           testsPredicate: storedPredicate != nil, evaluator)
             perEntity[id] = reading
             lastEntity = reading
             return reading
@@ -294,10 +296,13 @@ extension Context {
         var scratch: [StoredValue] = []
         var scratchEntity = UInt32.max
 
-        /// Tests one stored candidate (F1).
-        func consider(_ key: UInt64, bytes record: UnsafeRawBufferPointer) throws(DocStoreError) {
-            guard isWanted(key), let reading = entity(of: key) else { return }
-            evaluator.recordsRead += 1
+        // Counted here and added to the evaluator's once: not a class property written per record.
+        var recordsRead = 0
+        defer { evaluator.recordsRead += recordsRead }
+
+        /// Tests one stored candidate (F1), wanted (`isWanted`) and read as `reading` says.
+        func consider(_ key: UInt64, _ reading: CandidateReading, bytes record: UnsafeRawBufferPointer) throws(DocStoreError) {
+            recordsRead += 1
             if let filter = reading.filter {
                 // Decided on the bytes; a match is decoded only when it is kept.
                 guard try filter.matches(record, key: key) else { return }
@@ -318,7 +323,7 @@ extension Context {
                 return
             }
             // Nothing to test: a fetch that fills its objects keeps the record as it is.
-            if keepsRecords && anchor == nil && (!testsStored || plan.predicate == nil) {
+            if keepsRecords && anchor == nil && storedPredicate == nil {
                 rows.append(try QueryRow(key: key, checked: record))
                 return
             }
@@ -334,7 +339,7 @@ extension Context {
             let matched: Bool
             if let slotFilter {
                 matched = try slotFilter.matches(scratch, evaluator)
-            } else if testsStored, let p = plan.predicate {
+            } else if let p = storedPredicate {
                 matched = try evaluator.test(p, key: key, values: scratch, available: partial?.slots)
             } else {
                 matched = true
@@ -361,7 +366,10 @@ extension Context {
             try readStore { txn in
                 for id in plan.kinds.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
-                    try txn.forEachRecordInPlace(of: kind) { key, raw in try consider(key, bytes: raw) }
+                    try txn.forEachRecordInPlace(of: kind) { key, raw in
+                        guard isWanted(key), let reading = entity(of: key) else { return }
+                        try consider(key, reading, bytes: raw)
+                    }
                 }
             }
         case .index where plan.indexOrder != nil && ordered, .compound where plan.indexOrder != nil && ordered:
@@ -402,10 +410,10 @@ extension Context {
                         }
                         // Past the window, read on only through the ties of its last value.
                         if let boundary { if try reader.sortValue(Array(entryKey)) != boundary { stop = true; return false } }
-                        if keysOnly && plan.predicate == nil && anchor == nil {
+                        if keysOnly && storedPredicate == nil && anchor == nil {
                             if isWanted(key) { rows.append(QueryRow(key: key, values: nil, rowVersion: 0)) }   // F6
                         } else if isWanted(key), let reading = entity(of: key) {
-                            _ = try lookup.withRecord(key, reading.entity) { raw in try consider(key, bytes: raw) }
+                            _ = try lookup.visitRecord(key, reading.entity) { raw in try consider(key, reading, bytes: raw) }
                         }
                         if boundary == nil, rows.count >= needed { boundary = try reader.sortValue(Array(entryKey)) }
                         return true
@@ -430,7 +438,7 @@ extension Context {
                 var lookup = RecordLookup(txn)
                 for key in keys {
                     guard let reading = entity(of: key) else { continue }
-                    _ = try lookup.withRecord(key, reading.entity) { raw in try consider(key, bytes: raw) }
+                    _ = try lookup.visitRecord(key, reading.entity) { raw in try consider(key, reading, bytes: raw) }
                 }
             }
         }
@@ -663,24 +671,28 @@ extension Context {
         } else {
             more = if let lower = range.lower { try cursor.move(to: lower) } else { try cursor.first() != nil }
         }
+        // Counted here and added once: not a class property written per entry.
+        var entries = 0
+        defer { counter?.entriesRead += entries }
         while more {
-            // .stop ends the walk, .skip moves on, .next visits the entry then moves on.
-            let step = try cursor.withCurrent { (k, v) throws -> Bool? in
+            // Whether the walk goes on past this entry (skipping it when it is out of the range).
+            var goesOn = false
+            let atEntry = try cursor.visitCurrent { (k, v) throws in
                 if descending {
-                    if range.isBelow(k) { return nil }
+                    if range.isBelow(k) { return }
                 } else {
-                    if range.isAbove(k) { return nil }
-                    if range.isBelow(k) { return true }   // an exclusive lower bound: skip its own value
+                    if range.isAbove(k) { return }
+                    if range.isBelow(k) { goesOn = true; return }   // an exclusive lower bound: skip its own value
                 }
                 let key = reader.primaryKeyInValue ? PrimaryKey.read(v)
                     : k.count >= 8 ? PrimaryKey.read(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...])) : nil
                 guard let key else {
                     throw DocStoreError(.corrupt, "an entry of index \(tree) does not hold a primary key", property: reader.propertyName)
                 }
-                counter?.entriesRead += 1
-                return try body(k, key) ? true : nil
+                entries += 1
+                goesOn = try body(k, key)
             }
-            guard step == true else { return }
+            guard atEntry, goesOn else { return }
             more = try descending ? cursor.previous() != nil : cursor.advance()
         }
     }

@@ -169,6 +169,11 @@ struct QueryPlan {
     let indexOrder: Bool?
     /// Every candidate is a match: the index answers the predicate alone (count without reads).
     let sourceIsExact: Bool
+    /// What each stored candidate of the source must still pass: the predicate without the
+    /// conjuncts its index ranges answer exactly (`createdAt > d` of `isRead == NO AND
+    /// createdAt > d` read from the createdAt index); nil when nothing is left. Unsaved objects
+    /// are not candidates of the source: they are tested against the whole predicate.
+    let storedPredicate: QueryPredicate?
     /// The properties of the fetched object the predicate and the sort read (by name); nil when
     /// that cannot be told. Candidates decode only these; matches are decoded whole. Each name
     /// once.
@@ -178,7 +183,12 @@ struct QueryPlan {
     func explanation(limit: Int, offset: Int, pendingCandidates: Int?) -> String {
         var lines = ["fetch \(entity.name)\(kinds.count > 1 ? " and its sub-entities" : "")"]
         lines.append("  source: " + Self.describe(source, entity: entity))
-        if let predicate { lines.append("  filter: \(predicate)\(sourceIsExact ? " (answered by the index)" : " (tested on each candidate)")") }
+        if let predicate {
+            let test = sourceIsExact ? "answered by the index"
+                : storedPredicate.map { $0 == predicate ? "tested on each candidate" : "tested on each candidate: \($0); the index answers the rest" }
+                ?? "answered by the index"
+            lines.append("  filter: \(predicate) (\(test))")
+        }
         if !sorts.isEmpty {
             let keys = sorts.map(\.key.description).joined(separator: ", ")
             if let ascending = indexOrder {

@@ -49,7 +49,8 @@ enum QueryPlanner {
         let kinds: Set<UInt32> = includesSubentities ? entity.kindIDs : [entity.id]
         var source: QuerySource = .scan
         var exact = false
-        if let predicate, let chosen = try choose(predicate, on: entity, model: model) {
+        let chosen = try predicate.flatMap { (p) throws(DocStoreError) in try choose(p, on: entity, model: model) }
+        if let chosen {
             source = chosen.source
             exact = chosen.exact
         }
@@ -86,6 +87,13 @@ enum QueryPlanner {
             }
         }
         if predicate == nil, case .scan = source { exact = true }
+        // What a stored candidate is still tested against: the conjuncts the source's ranges
+        // do not answer.
+        var stored = exact ? nil : predicate
+        if !exact, case .and(let ps)? = predicate, let decided = chosen?.decided, !decided.isEmpty {
+            let rest = ps.indices.filter { !decided.contains($0) }.map { ps[$0] }
+            stored = rest.count == 1 ? rest[0] : .and(rest)
+        }
         // The first property name of every key path that starts at SELF (a superset of what the
         // fetched object's record must provide: inside a SUBQUERY, SELF is the member).
         // A few names at most: a list, not a set (hashing them into a new set was a tenth of
@@ -96,7 +104,7 @@ enum QueryPlanner {
         for (e, _) in sortExpressions { forEachRootPath(e, add) }
         return QueryPlan(entity: entity, kinds: kinds, source: source, predicate: predicate,
                          sorts: sortExpressions.map { (expression: $0.0, key: $0.1) },
-                         indexOrder: indexOrder, sourceIsExact: exact, rootProperties: names)
+                         indexOrder: indexOrder, sourceIsExact: exact, storedPredicate: stored, rootProperties: names)
     }
 
     /// Every key path that starts at SELF, whole (`["folder", "name"]`).
@@ -235,7 +243,11 @@ enum QueryPlanner {
     struct Choice {
         var source: QuerySource
         var rank: Int
+        /// Every candidate of `source` matches the predicate chosen for.
         var exact: Bool
+        /// For an AND: the positions of the conjuncts every candidate of `source` passes (those
+        /// its index ranges answer exactly); the others are still tested on each candidate.
+        var decided: [Int] = []
     }
 
     static func choose(_ p: QueryPredicate, on entity: EntityInfo, model: StoreModel) throws(DocStoreError) -> Choice? {
@@ -244,24 +256,32 @@ enum QueryPlanner {
         case .constant(true), .not: return nil
         case .and(let ps):
             var choices: [Choice] = []
-            for q in ps {
-                if let c = try choose(q, on: entity, model: model) { choices.append(c) }
+            for (i, q) in ps.enumerated() {
+                if var c = try choose(q, on: entity, model: model) {
+                    c.decided = c.exact ? [i] : []
+                    choices.append(c)
+                }
             }
-            // Two bounds on one indexed attribute (`d >= a AND d < b`) make one range.
+            // Two bounds on one indexed attribute (`d >= a AND d < b`) make one range. Every
+            // entry of it is within both ranges, so it decides what each of them decided.
             var merged: [Choice] = []
             for c in choices {
                 if case .index(let p, let r) = c.source, r.count == 1,
                    let i = merged.firstIndex(where: { if case .index(let q, let s) = $0.source { q === p && s.count == 1 } else { false } }),
                    case .index(_, let s) = merged[i].source {
-                    merged[i] = Choice(source: .index(p, [intersect(s[0], r[0])]), rank: min(merged[i].rank, c.rank), exact: false)
+                    merged[i] = Choice(source: .index(p, [intersect(s[0], r[0])]), rank: min(merged[i].rank, c.rank), exact: false,
+                                       decided: merged[i].decided + c.decided)
                 } else {
                     merged.append(c)
                 }
             }
             // A compound index first, so it wins a tie (it narrows by more than one element).
-            if let compound = compoundChoice(ps, on: entity) { merged.insert(compound, at: 0) }
+            if var compound = compoundChoice(ps, on: entity) {
+                compound.decided = compound.exact ? Array(ps.indices) : []
+                merged.insert(compound, at: 0)
+            }
             guard var best = merged.min(by: { $0.rank < $1.rank }) else { return nil }
-            if case .compound = best.source {} else if ps.count > 1 { best.exact = false }
+            if case .compound = best.source {} else if ps.count > 1 { best.exact = best.decided.count == ps.count }
             return best
         case .or(let ps):
             var sources: [QuerySource] = []

@@ -19,12 +19,27 @@ struct RecordLookup {
     /// Calls `body` with the stored record of `key` (an object of `entity`) in place, without
     /// copying it out of its page; nil when there is none.
     mutating func withRecord<R>(_ key: UInt64, _ entity: EntityInfo, _ body: (UnsafeRawBufferPointer) throws -> R) throws -> R? {
+        guard try place(key, entity) else { return nil }
+        return try cursor?.withValue(forKey: keyBytes, body)
+    }
+
+    /// Calls `body` with the stored record of `key` in place, as `withRecord` does; whether
+    /// there is one. Not generic: the engine's lookup runs specialized (a query's per-candidate
+    /// path).
+    mutating func visitRecord(_ key: UInt64, _ entity: EntityInfo, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        guard try place(key, entity) else { return false }
+        return try cursor?.visitValue(forKey: keyBytes, body) ?? false
+    }
+
+    /// Readies the cursor of `entity`'s records tree and the key bytes of `key`; false when
+    /// the tree does not exist.
+    private mutating func place(_ key: UInt64, _ entity: EntityInfo) throws -> Bool {
         if tree != entity.recordsTree {   // (`tree` is "" until a cursor is made)
-            guard try txn.treeExists(entity.recordsTree) else { return nil }
+            guard try txn.treeExists(entity.recordsTree) else { return false }
             cursor = try txn.cursor(in: entity.recordsTree)
             tree = entity.recordsTree
         }
         keyBytes.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
-        return try cursor?.withValue(forKey: keyBytes, body)
+        return true
     }
 }

@@ -138,6 +138,12 @@ public struct Cursor {
         return try BTree.withValue(of: leaf, at: index, in: source, blobs: blobs, file: file) { value in try body(key, value) }
     }
 
+    /// `withCurrent` for a body that returns nothing: whether the cursor is at an entry (and
+    /// `body` ran). Not generic, for the same reason as `visitValue(forKey:_:)`.
+    public mutating func visitCurrent(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withCurrent(body) != nil
+    }
+
     /// Calls `body` with the value stored under exactly `key`, in place in its page when it is
     /// stored there (no copy); nil when there is none. The bytes are valid only inside `body`.
     /// Looking up ascending keys one after another costs little: a key within the leaf the
@@ -166,6 +172,13 @@ public struct Cursor {
         }
         guard let l = leaf, let at = position else { return nil }
         return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
+    }
+
+    /// `withValue(forKey:_:)` for a body that returns nothing: whether `key` was found. Not
+    /// generic, so a caller in another module (a query reading one record per candidate) runs
+    /// this module's specialized code instead of generic code through value witnesses.
+    public mutating func visitValue(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
+        try withValue(forKey: key, body) != nil
     }
 
     /// Moves to the last entry whose key is <= `key`.
