@@ -430,11 +430,12 @@ extension Context {
             case .compound(let index, _, let ranges): ranges.count == 1 && !index.isMultiValued
             default: false
             }
-            var seen = Set<UInt64>()
-            var keys = try candidates(plan.source, entity: plan.entity, evaluator).filter(isWanted)
-            if !unique { keys = keys.filter { seen.insert($0).inserted } }
-            keys.sort()
+            // One snapshot for the candidates and their records.
             try readStore { txn in
+                var seen = Set<UInt64>()
+                var keys = try candidates(plan.source, entity: plan.entity, evaluator, in: txn).filter(isWanted)
+                if !unique { keys = keys.filter { seen.insert($0).inserted } }
+                keys.sort()
                 var lookup = RecordLookup(txn)
                 for key in keys {
                     guard let reading = entity(of: key) else { continue }
@@ -589,13 +590,22 @@ extension Context {
     // MARK: - Sources
 
     /// The candidate keys of a source other than a scan (which the caller streams).
-    private func candidates(_ source: QuerySource, entity: EntityInfo, _ evaluator: QueryEvaluator) throws(DocStoreError) -> [UInt64] {
+    /// `txn`: the read transaction to walk in (one of its own when nil).
+    private func candidates(_ source: QuerySource, entity: EntityInfo, _ evaluator: QueryEvaluator,
+                            in txn: Transaction? = nil) throws(DocStoreError) -> [UInt64] {
+        func reading(_ body: (Transaction) throws -> Void) throws(DocStoreError) {
+            if let txn {
+                do { try body(txn) } catch { throw Store.storageError(error) }
+            } else {
+                try readStore(body)
+            }
+        }
         switch source {
         case .empty: return []
         case .keys(let keys): return keys
         case .scan:
             var keys: [UInt64] = []
-            try readStore { txn in
+            try reading { txn in
                 for id in entity.kindIDs.sorted() {
                     guard let kind = store.model.entity(id: id) else { continue }
                     try txn.forEachRecordKey(of: kind) { key in keys.append(key) }
@@ -605,7 +615,7 @@ extension Context {
         case .index, .compound:
             guard let (reader, ranges) = source.indexRead else { return [] }
             var keys: [UInt64] = []
-            try readStore { txn in
+            try reading { txn in
                 for range in ranges {
                     try walk(range, of: reader, descending: false, txn, counting: evaluator) { _, key in
                         keys.append(key)
@@ -616,12 +626,12 @@ extension Context {
             return keys
         case .union(let sources):
             var keys: [UInt64] = []
-            for s in sources { keys += try candidates(s, entity: entity, evaluator) }
+            for s in sources { keys += try candidates(s, entity: entity, evaluator, in: txn) }
             return keys
         case .related(_, let inverse, let targets, let destination, let filter):
             var keys: [UInt64] = []
             var seen = Set<UInt64>()
-            var targetKeys = try candidates(targets, entity: destination, evaluator)
+            var targetKeys = try candidates(targets, entity: destination, evaluator, in: txn)
             // Unsaved targets may match the filter with their unsaved values (given targets have none).
             if filter != nil, evaluator.includesPendingChanges {
                 targetKeys += try pendingObjects(of: destination.kindIDs).live.map(\.key)

@@ -27,12 +27,13 @@ extension Transaction {
         var cursor = try cursor(in: entity.recordsTree)
         var more = try cursor.move(to: PrimaryKey.bytes(PrimaryKey.make(entity: entity.id, sequence: 0)))
         while more {
-            let inRange = try cursor.withCurrent { (k, bytes) -> Bool in
-                guard let key = PrimaryKey.read(k), key < end else { return false }
+            var inRange = false
+            let atEntry = try cursor.visitCurrent { (k, bytes) in
+                guard let key = PrimaryKey.read(k), key < end else { return }
+                inRange = true
                 try body(key, bytes)
-                return true
             }
-            guard inRange == true else { return }
+            guard atEntry, inRange else { return }
             more = try cursor.advance()
         }
     }
