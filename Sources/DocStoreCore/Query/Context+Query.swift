@@ -433,8 +433,9 @@ extension Context {
             // One snapshot for the candidates and their records.
             try readStore { txn in
                 var seen = Set<UInt64>()
-                var keys = try candidates(plan.source, entity: plan.entity, evaluator, in: txn).filter(isWanted)
-                if !unique { keys = keys.filter { seen.insert($0).inserted } }
+                // Filtered in place: a range of an index can hold most of an entity's objects.
+                var keys = try candidates(plan.source, entity: plan.entity, evaluator, in: txn)
+                keys.removeAll { !isWanted($0) || (!unique && !seen.insert($0).inserted) }
                 keys.sort()
                 var lookup = RecordLookup(txn)
                 for key in keys {
