@@ -1,7 +1,8 @@
 // The conjuncts an index range answers are not tested again on the stored candidates it yields
-// (QueryPlan.storedPredicate): what the plan says, that counts and fetches stay those of
-// evaluating the predicate on every object — unsaved objects included, which the index does
-// not hold — and the edge where two ranges of one index do not make an exact one.
+// (QueryPlan.storedPredicate): what the plan keeps to test for each shape, that counts, fetches
+// and key fetches stay those of evaluating the predicate on every object — unsaved objects
+// included, which the index does not hold — and the comparisons an index holds entries for
+// that do not match them (NaN, a URL ordered against a string), which stay tested.
 
 import Foundation
 import Testing
@@ -141,5 +142,99 @@ import DocStoreTestSupport
             let stored = try Self.evaluated(format, in: fresh)
             #expect(try fresh.count(for: try Self.request(format)) == stored.count, "seed \(seed): \(format) (stored only)")
         }
+    }
+
+    /// What each shape leaves to test on a stored candidate: a test that ignored
+    /// `storedPredicate` and tested the whole predicate would pass the result checks above, so
+    /// the plans are checked here.
+    @Test func thePlanKeepsOnlyWhatTheIndexDoesNotAnswer() throws {
+        let (store, _) = try Self.makeStore()
+        let c = Context(store: store)
+        func plan(_ format: String) throws -> QueryPlan { try c.prepare(try Self.request(format)).0 }
+        func p(_ format: String) throws -> QueryPredicate { try QueryPredicate(format: format) }
+        #expect(try plan("flag == NO AND at > 40").storedPredicate == (try p("flag == NO")))
+        #expect(try plan("at IN {1, 2, 3} AND flag == NO").storedPredicate == (try p("flag == NO")))
+        #expect(try plan("at >= 5 AND name BEGINSWITH 'r1' AND at < 20").storedPredicate == (try p("name BEGINSWITH 'r1'")))
+        #expect(try plan("at IN {1, nil} AND flag == NO").storedPredicate == (try p("at IN {1, nil} AND flag == NO")))
+        let both = try plan("at > 10 AND at <= 30")
+        #expect(both.sourceIsExact && both.storedPredicate == nil)
+        let scan = try plan("flag == NO AND name != nil")
+        let whole = try p("flag == NO AND name != nil")
+        #expect(!scan.sourceIsExact && scan.storedPredicate == whole)
+    }
+
+    /// A key fetch whose predicate the index answers reads no record, and its keys are those of
+    /// the fetch — with and without unsaved objects.
+    @Test func aKeyFetchTheIndexAnswersMatchesTheFetch() throws {
+        let (store, _) = try Self.makeStore()
+        let c = Context(store: store)
+        let request = try Self.request("at > 10 AND at <= 30")
+        #expect(try c.fetchKeys(request) == c.fetch(request).compactMap { $0.objectID?.primaryKey })
+        let moved = try #require(try c.fetch(try Self.request("at == 20")).first)
+        try moved.setValue(50, forKey: "at")
+        let added = try c.insertObject(forEntityName: "Reading")
+        try added.setValue(25, forKey: "at")
+        let keys = try c.fetchKeys(request)
+        let movedKey = try #require(moved.objectID?.primaryKey)
+        #expect(keys.count == 20 && !keys.contains(movedKey))
+        #expect(Set(keys) == Set(try c.fetch(request).compactMap { $0.objectID?.primaryKey }))
+    }
+
+    /// Items with an indexed double, an indexed URL and two compound indexes: `(name, flag)`
+    /// declared first, then `code` unique.
+    static func makeItems() throws -> (Store, Context) {
+        let schema = Schema(entities: [
+            EntityDescription(name: "Item", attributes: [
+                AttributeDescription(name: "code", type: .string, isOptional: true),
+                AttributeDescription(name: "name", type: .string, isOptional: true),
+                AttributeDescription(name: "flag", type: .bool),
+                AttributeDescription(name: "score", type: .double, isOptional: true, isIndexed: true),
+                AttributeDescription(name: "homepage", type: .url, isOptional: true, isIndexed: true),
+            ], indexes: [IndexDescription(["name", "flag"]), IndexDescription(["code"], isUnique: true)]),
+        ])
+        let store = try Store.inMemory(schema: schema)
+        let c = Context(store: store)
+        for i in 0..<12 {
+            let item = try c.insertObject(forEntityName: "Item")
+            try item.setValue("c\(i)", forKey: "code")
+            try item.setValue("n\(i % 3)", forKey: "name")
+            try item.setValue(i % 2 == 0, forKey: "flag")
+            try item.setValue(i % 4 == 0 ? Double.nan : Double(i) / 2, forKey: "score")
+            try item.setValue(URL(string: "https://site\(i).example/"), forKey: "homepage")
+        }
+        try c.save()
+        return (store, c)
+    }
+
+    /// Comparisons whose index entries are not all matches stay tested, alone or in an AND:
+    /// NaN equals nothing (yet the index holds NaN), a URL orders only against a URL (yet the
+    /// index holds it as a string), and a one-element unique compound index chosen for one
+    /// conjunct answers that one only.
+    @Test func entriesThatDoNotMatchStayTested() throws {
+        let (store, _) = try Self.makeItems()
+        let c = Context(store: store)
+        let all = try c.fetch(FetchRequest<ManagedObject>(entityName: "Item"))
+        #expect(all.count == 12)
+        let requests: [(String, QueryPredicate)] = [
+            ("score == NaN", try QueryPredicate(format: "score == %@", Double.nan)),
+            ("score == NaN AND flag == YES", try QueryPredicate(format: "score == %@ AND flag == YES", Double.nan)),
+            ("score IN {NaN, 0.5}", try QueryPredicate(format: "score IN %@", [Double.nan, 0.5])),
+            ("homepage > string", try QueryPredicate(format: "homepage > %@", "https://site5")),
+            ("homepage > string AND flag == NO", try QueryPredicate(format: "homepage > %@ AND flag == NO", "https://site5")),
+            ("homepage BETWEEN strings", try QueryPredicate(format: "homepage BETWEEN %@", ["https://a", "https://z"])),
+            ("unique code AND name", try QueryPredicate(format: "code == 'c5' AND name == 'n0'")),
+            ("unique code AND name, matching", try QueryPredicate(format: "code == 'c6' AND name == 'n0'")),
+            ("score == NaN, compound-free", try QueryPredicate(format: "name == 'n0' AND flag == YES AND score == %@", Double.nan)),
+        ]
+        for (label, predicate) in requests {
+            let expected = try all.filter { try predicate.evaluate(with: $0) }.count
+            let request = FetchRequest<ManagedObject>(entityName: "Item", predicate: predicate)
+            #expect(try c.fetch(request).count == expected, "\(label)")
+            #expect(try c.count(for: request) == expected, "\(label)")
+            #expect(try c.fetchKeys(request).count == expected, "\(label)")
+        }
+        // The two that match something, so the checks above are not all of empty results.
+        #expect(try c.count(for: FetchRequest<ManagedObject>(entityName: "Item", predicate: try QueryPredicate(format: "code == 'c6' AND name == 'n0'"))) == 1)
+        #expect(try c.count(for: FetchRequest<ManagedObject>(entityName: "Item", predicate: try QueryPredicate(format: "score IN %@", [Double.nan, 0.5]))) == 1)
     }
 }

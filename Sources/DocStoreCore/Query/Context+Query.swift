@@ -1,10 +1,11 @@
 // Context+Query: running fetch requests — fetch, count(for:) and explain — on the plans of
 // QueryPlanner.
 //
-//   F1  Candidates come from the plan's source; each is tested against the whole predicate
-//       with the values the request asks for (unsaved ones by default) — except stored ones
-//       from an index that answers the predicate exactly (F4's case). Objects are made only
-//       for the results, after the window is cut.
+//   F1  Candidates come from the plan's source; each is tested against the predicate with the
+//       values the request asks for (unsaved ones by default). A stored candidate from an index
+//       is tested only against the conjuncts its ranges do not answer (QueryPlan.storedPredicate:
+//       none when the index answers the predicate exactly, F4's case); an unsaved one against
+//       the whole predicate. Objects are made only for the results, after the window is cut.
 //   F2  With pending changes included, the context's inserted and changed objects of the entity
 //       are tested with their unsaved values instead of their stored ones, and its deleted
 //       objects are left out — whatever the source said.
@@ -14,9 +15,9 @@
 //       order as it ends; every source yields key order, so an unsorted fetch sorts nothing.
 //   F4  count(for:) reads only index entries when the plan's index answers the predicate alone
 //       and no unsaved object of the entity could change the answer.
-//   F6  Keys in the order of one indexed sort key, with no predicate (a results controller's
-//       list): the index is walked alone — no record read, no sort — unless unsaved objects of
-//       the entity join the result.
+//   F6  Keys in the order of one indexed sort key, with no predicate or one that index answers
+//       alone (a results controller's list): the index is walked alone — no record read, no
+//       sort — unless unsaved objects of the entity join the result.
 //   F7  fetchKeys of an unsorted, unwindowed request reads only the index when it answers the
 //       predicate alone (as F4's count does).
 //   F5  Keyset pagination (`fetchAfter`): only matches whose sort values, then primary key, come

@@ -1,7 +1,9 @@
 // QueryPlan: how a fetch finds its candidates — and `explain`, which says so in words.
 //
 // A plan names a source of candidate primary keys; every candidate is then tested against the
-// whole predicate (QueryEvaluator), so a source may return more than matches but never fewer:
+// predicate (QueryEvaluator) — a stored one from an index only against the conjuncts the
+// index's ranges do not answer exactly (`storedPredicate`) — so a source may return more than
+// matches but never fewer:
 //   scan       every record of the entity (and its sub-entities);
 //   index      entries of an attribute index within ranges (equality, range, BEGINSWITH, IN);
 //   compound   entries of a compound index whose leading elements are fixed by equalities
@@ -184,9 +186,15 @@ struct QueryPlan {
         var lines = ["fetch \(entity.name)\(kinds.count > 1 ? " and its sub-entities" : "")"]
         lines.append("  source: " + Self.describe(source, entity: entity))
         if let predicate {
-            let test = sourceIsExact ? "answered by the index"
-                : storedPredicate.map { $0 == predicate ? "tested on each candidate" : "tested on each candidate: \($0); the index answers the rest" }
-                ?? "answered by the index"
+            let test: String
+            if case .empty = source {
+                test = "no candidate to test"
+            } else if sourceIsExact {
+                test = "answered by the index"
+            } else {
+                test = storedPredicate.map { $0 == predicate ? "tested on each candidate" : "tested on each candidate: \($0); the index answers the rest" }
+                    ?? "answered by the index"
+            }
             lines.append("  filter: \(predicate) (\(test))")
         }
         if !sorts.isEmpty {

@@ -281,7 +281,9 @@ enum QueryPlanner {
                 merged.insert(compound, at: 0)
             }
             guard var best = merged.min(by: { $0.rank < $1.rank }) else { return nil }
-            if case .compound = best.source {} else if ps.count > 1 { best.exact = best.decided.count == ps.count }
+            // Exact only when the source answers every conjunct (a one-element compound index
+            // chosen for one conjunct answers that one alone).
+            if ps.count > 1 { best.exact = best.decided.count == ps.count }
             return best
         case .or(let ps):
             var sources: [QuerySource] = []
@@ -410,10 +412,23 @@ enum QueryPlanner {
         }
         // Ranges over doubles admit NaN (it sorts last in the index), so they are not exact.
         let floating = [.double, .float, .decimal].contains(a.type)
+        // NaN equals nothing (Q3), yet the index holds NaN under a key of its own: the entries
+        // under a NaN constant are tested.
+        func isNaN(_ e: QueryExpression) -> Bool {
+            guard floating, case .constant(let v) = e, let d = QueryValueSemantics.number(v) else { return false }
+            return d.isNaN
+        }
+        // A URL orders only against a URL (QueryValueSemantics), though the index holds it as
+        // its string: a range with a string constant is tested.
+        func ordersExactly(_ e: QueryExpression) -> Bool {
+            if floating { return false }
+            if a.type == .url, case .constant(.string) = e { return false }
+            return true
+        }
         switch c.op {
         case .equal:
             guard let b = bound(c.rhs) else { return nil }
-            return ([IndexRange(lower: b, upper: b, meaning: .comparison("==", c.rhs), isPoint: true)], 1, true)
+            return ([IndexRange(lower: b, upper: b, meaning: .comparison("==", c.rhs), isPoint: true)], 1, !isNaN(c.rhs))
         case .in:
             guard case .list(let items) = c.rhs else { return nil }
             var ranges: [IndexRange] = []
@@ -426,17 +441,19 @@ enum QueryPlanner {
             // `x IN {nil, …}` does not match a nil x (as SQL's IN), though the index holds nils
             // under the nil item's bound: then candidates are tested.
             let listsNil = items.contains { if case .constant(let v) = $0 { v.isNull } else { false } }
-            return (ranges, 2, !listsNil)
+            return (ranges, 2, !listsNil && !items.contains(where: isNaN))
         case .less, .lessOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag = kindPrefix(for: a) else { return nil }
-            return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)
+            return ([IndexRange(lower: tag, upper: b, upperInclusive: c.op == .lessOrEqual, meaning: .comparison(c.op.rawValue, c.rhs))], 3,
+                    ordersExactly(c.rhs))
         case .greater, .greaterOrEqual:
             guard let b = bound(c.rhs), case .constant(let v) = c.rhs, !v.isNull, let tag = kindPrefix(for: a) else { return nil }
-            return ([IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, meaning: .comparison(c.op.rawValue, c.rhs))], 3, !floating)
+            return ([IndexRange(lower: b, lowerInclusive: c.op == .greaterOrEqual, upper: tag, meaning: .comparison(c.op.rawValue, c.rhs))], 3,
+                    ordersExactly(c.rhs))
         case .between:
             guard case .list(let bounds) = c.rhs, bounds.count == 2, let lo = bound(bounds[0]), let hi = bound(bounds[1]),
                   case .constant(let v) = bounds[0], !v.isNull, case .constant(let w) = bounds[1], !w.isNull else { return nil }
-            return ([IndexRange(lower: lo, upper: hi, meaning: .comparison("BETWEEN", c.rhs))], 3, !floating)
+            return ([IndexRange(lower: lo, upper: hi, meaning: .comparison("BETWEEN", c.rhs))], 3, ordersExactly(bounds[0]) && ordersExactly(bounds[1]))
         case .beginsWith:
             guard a.type == .string, case .constant(.string(let s)) = c.rhs,
                   var prefix = Context.indexKey(.string(s), unique: true, key: 0) else { return nil }
@@ -481,6 +498,7 @@ enum QueryPlanner {
             var texts: [RangeText] = []
             var used = 0
             var fixed = 0
+            var exact = !index.isMultiValued
             for i in index.elements.indices {
                 guard let (c, b) = comparisons(index, i).lazy.compactMap({ c in equalityBound(c, index, i).map { (c, $0) } }).first
                 else { break }
@@ -488,10 +506,11 @@ enum QueryPlanner {
                 texts.append(.path(index.path(i), .comparison("==", c.rhs)))
                 used += 1
                 fixed += 1
+                // NaN equals nothing, though the index holds it under a key of its own.
+                if case .constant(let v) = c.rhs, QueryValueSemantics.number(v)?.isNaN == true { exact = false }
             }
             var range = IndexRange(lower: prefix, upper: prefix, meaning: .words(""))
             var bounded = false
-            var exact = !index.isMultiValued
             if fixed < index.elements.count {
                 let document = !index.documentPaths[fixed].isEmpty
                 let attribute = index.elements[fixed].attribute
