@@ -38,7 +38,9 @@ let package = Package(
         .systemLibrary(name: "CLZ4", pkgConfig: "liblz4", providers: [.apt(["liblz4-dev"])]),
         // The processor's CRC32C instruction (SSE4.2 / ARMv8 CRC), with a software fallback in the engine.
         .target(name: "CCRC32C"),
-        .target(name: "DocStoreEngine", dependencies: ["CLZ4", "CCRC32C"]),
+        // The processor's prefetch hint (__builtin_prefetch), which Swift cannot spell.
+        .target(name: "CPrefetch"),
+        .target(name: "DocStoreEngine", dependencies: ["CLZ4", "CCRC32C", "CPrefetch"]),
         .macro(
             name: "DocStoreMacros",
             dependencies: [
