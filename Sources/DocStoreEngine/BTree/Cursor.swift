@@ -158,7 +158,12 @@ public struct Cursor {
                 let next = index + 1
                 if next > 0, next < l.count, compareKeys(l.leafKey(next), k) == 0 {
                     index = next
-                    if next + 1 < l.count { Self.prefetchCell(next + 1, of: l) }
+                    if next + 1 < l.count {
+                        Self.prefetchCell(next + 1, of: l)
+                        if next + 2 == l.count { prefetchNextLeaf(firstCell: false) }
+                    } else {
+                        prefetchNextLeaf(firstCell: true)
+                    }
                     return next
                 }
                 if compareKeys(l.leafKey(l.count - 1), k) >= 0 {
@@ -198,6 +203,23 @@ public struct Cursor {
         while offset < min(start + prefetchedBytes, raw.count) {
             docstore_prefetch(base + offset)
             offset += 64
+        }
+    }
+
+    /// Near the end of a run of consecutive keys in one leaf: starts loading the start of the
+    /// next leaf, which the run most likely steps onto next — its header and first slots one
+    /// lookup ahead, its first cell (`firstCell`, when the header is loaded by then) at the last
+    /// cell. Nothing here waits for memory but the header read for the first cell. Only a page
+    /// the cache holds: this reads no file (the descent does, and reports what it finds).
+    private func prefetchNextLeaf(firstCell: Bool) {
+        guard let (branch, position) = path.last, position < branch.count,
+              let next = source.cachedPage(branch.child(at: position + 1)),
+              let base = next.raw.baseAddress else { return }
+        if !firstCell {
+            docstore_prefetch(base)
+            docstore_prefetch(base + 64)
+        } else if next.type == .leaf, next.count > 0 {
+            Self.prefetchCell(0, of: next)
         }
     }
 

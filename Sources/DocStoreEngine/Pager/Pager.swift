@@ -25,10 +25,14 @@ protocol PageSource {
     /// fill the cache with pages it reads once.
     func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page
     var pageSize: Int { get }
+    /// The page `number` if it is at hand without reading the file (a cursor's look-ahead);
+    /// nil otherwise.
+    func cachedPage(_ number: PageNumber) -> Page?
 }
 
 extension PageSource {
     func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page { try page(number) }
+    func cachedPage(_ number: PageNumber) -> Page? { nil }
 }
 
 final class Pager: Sendable {
@@ -81,6 +85,10 @@ final class Pager: Sendable {
     }
 
     /// The page `number`, from the cache or read and validated from the file (I10).
+    func cachedPage(_ number: PageNumber) -> Page? {
+        cache.withLock { $0.get(number.rawValue) }
+    }
+
     func page(_ number: PageNumber) throws(EngineError) -> Page {
         if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
         return keep(try readFromFile(number))
