@@ -8,9 +8,13 @@
 // when the leaf is owned by this transaction (created or copied by it: its ancestors already
 // point at it, so nothing above changes) and the value is inline: a new key whose cell fits in the
 // leaf's free gap, or an existing inline key whose new cell fits over the old one or in the gap.
-// Anything else — a full leaf (split or rebalance), an overflow value or one replacing an
-// overflow cell, a committed leaf not copied yet — goes through `put`, and the next entry
-// descends again.
+// When that leaf is full, the entries after it that fall in its range go in together: the leaf's
+// cells and theirs, merged, are spread over the leaf and as many new leaves as they fill, and
+// the separators go into the parent in one insert (`spreadRun`) — a stretch of entries costs one
+// rewrite instead of a split or a rebalance per entry (a batch insert adds thousands of links
+// at each of a few points). Anything else — an overflow value or one replacing an overflow
+// cell, a committed leaf not copied yet, a stretch `spreadRun` cannot take — goes through
+// `put`, and the next entry descends again.
 //
 // Invariant: the resulting tree holds what applying `put` to each entry in order would give.
 
@@ -56,25 +60,42 @@ extension BTree {
     ) throws(EngineError) -> (root: PageNumber, added: Int) {
         var root = start
         var added = 0
-        // The leaf the previous entry went to, if the fast path may use it, and its upper bound
-        // (kept apart, not as a tuple: copying one per entry retained both).
+        // The leaf the previous entry went to, if the fast path may use it, its upper bound and
+        // the branches above it (kept apart, not as a tuple: copying one per entry retained all).
         var leaf: Page?
         var upper: [UInt8]?
-        for i in 0..<run.count {
-            try run.withEntry(i) { (key, value) throws(EngineError) in
+        var path: [(page: Page, position: Int)] = []
+        var spreadsFailed = 0
+        var i = 0
+        while i < run.count {
+            let consumed = try run.withEntry(i) { (key, value) throws(EngineError) -> Int in
                 if leaf == nil, root != .none {
-                    let (found, bound) = try locate(key, root: root, in: ws)
+                    let (found, bound) = try locate(key, root: root, in: ws, path: &path)
                     if ws.isOwned(found) { leaf = found; upper = bound }
                 }
                 if let current = leaf, isInline(keyLength: key.count, valueLength: value.count, ws.limits) {
                     switch placeInLeaf(key, value, current, below: upper) {
                     case .added:
                         added += 1
-                        return
+                        return 1
                     case .replaced:
-                        return
+                        return 1
                     case .notPlaced:
                         break
+                    }
+                    // The leaf is full: it and the entries after this one that fall in its range
+                    // go to new leaves together, instead of a split or a rebalance each.
+                    // (A stretch that cannot go this way is rare — keys near the longest, a
+                    // cell stored outside the leaf — and after a few the run stops trying.)
+                    if spreadsFailed < 4, upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true {
+                        if let spread = try spreadRun(run, from: i, over: current, below: upper, path: path, root: root, ws: ws) {
+                            root = spread.root
+                            added += spread.added
+                            leaf = nil
+                            upper = nil
+                            return spread.consumed
+                        }
+                        spreadsFailed += 1
                     }
                 }
                 let result = try put(Array(key), .bytes(Array(value)), root: root, in: ws)
@@ -82,7 +103,9 @@ extension BTree {
                 if result.added { added += 1 }
                 leaf = nil
                 upper = nil
+                return 1
             }
+            i += consumed
         }
         return (root, added)
     }
@@ -90,22 +113,135 @@ extension BTree {
     /// The leaf whose key range holds `key`, and the exclusive upper bound of that range (nil
     /// on the rightmost path).
     static func locate(_ key: [UInt8], root: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (Page, [UInt8]?) {
-        try withRawBytes(key) { (k) throws(EngineError) in try locate(k, root: root, in: ws) }
+        var path: [(page: Page, position: Int)] = []
+        return try withRawBytes(key) { (k) throws(EngineError) in try locate(k, root: root, in: ws, path: &path) }
     }
 
-    static func locate(_ k: UnsafeRawBufferPointer, root: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (Page, [UInt8]?) {
+    /// `locate`, with the branches descended through and the child position taken in each, from
+    /// the root down, in `path`.
+    static func locate(_ k: UnsafeRawBufferPointer, root: PageNumber, in ws: PageWorkspace,
+                       path: inout [(page: Page, position: Int)]) throws(EngineError) -> (Page, [UInt8]?) {
+        path.removeAll(keepingCapacity: true)
         var page = try ws.page(root)
         var upper: [UInt8]?
-        var depth = 0
         while page.type == .branch {
-            depth += 1
-            guard depth <= maxDepth else { throw .corrupt("tree deeper than \(maxDepth)", page: page.number) }
+            guard path.count < maxDepth else { throw .corrupt("tree deeper than \(maxDepth)", page: page.number) }
             let pos = page.childPosition(for: k)
             if pos < page.count { upper = Array(page.branchKey(pos)) }
+            path.append((page, pos))
             page = try ws.page(page.child(at: pos))
         }
         guard page.type == .leaf else { throw .corrupt("tree reaches a non-node page", page: page.number) }
         return (page, upper)
+    }
+
+    /// The most new leaves one `spreadRun` makes: their separators must fit, with the parent's
+    /// cells, in the two pages a branch split gives.
+    static let spreadLeavesAtMost = 32
+
+    /// Puts the entries of `run` from `first` on that fall in `leaf`'s range (below `upper`)
+    /// together with the leaf's cells over the leaf and as many new leaves as they fill, and
+    /// the separators between them into the parent — one rewrite for a stretch of entries,
+    /// where putting them one by one into a full leaf rebalanced or split it again and again.
+    /// The merged cells are the leaf's, each entry's replacing an inline cell of its key; the
+    /// stretch ends before an entry that is not inline, replaces a cell that is not, or would
+    /// make the leaves or their separators too many. `leaf` must be owned by the transaction
+    /// and `path` the branches above it. Pages are filled whole when the stretch appends past
+    /// the end of the tree (sequential keys), to 9/10 elsewhere (room for later inserts).
+    /// Returns the new root, how many entries went in and how many keys were new; nil when
+    /// the first entry cannot go this way (the caller puts it).
+    static func spreadRun<Run: SortedPutRun>(
+        _ run: Run, from first: Int, over leaf: Page, below upper: [UInt8]?,
+        path: [(page: Page, position: Int)], root: PageNumber, ws: PageWorkspace
+    ) throws(EngineError) -> (root: PageNumber, consumed: Int, added: Int)? {
+        let capacity = leaf.size - PageHeader.size
+        // The separators go into the parent, which a branch split halves: the new leaves are
+        // as many as half a page of separators as long as the longest key allows. The merged
+        // cells stop one leaf short of that, for an even split's slack.
+        var longestKey = 0, rest = 0
+        for i in 0..<leaf.count {
+            longestKey = max(longestKey, leaf.leafKeyLength(i))
+            rest += leaf.leafCellSize(i) + 2
+        }
+        func leavesAllowed() -> Int { min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longestKey + 2)) }
+        var merged = CellRun(capacity: 2 * leaf.size)
+        var next = first, cell = 0, added = 0
+        var appendsAtEnd = upper == nil
+        var stop = false
+        while !stop, next < run.count {
+            run.withEntry(next) { key, value in
+                guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
+                      upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true else {
+                    stop = true
+                    return
+                }
+                var order = 1
+                while cell < leaf.count {
+                    order = compareKeys(leaf.leafKey(cell), key)
+                    guard order < 0 else { break }
+                    merged.append(leaf.leafCell(cell))
+                    rest -= leaf.leafCellSize(cell) + 2
+                    cell += 1
+                }
+                let replaces = cell < leaf.count && order == 0
+                if replaces && leaf.leafStorage(cell) != .inline { stop = true; return }
+                let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count
+                // What is left of the leaf's cells comes after: it must fit too.
+                let longest = max(longestKey, key.count)
+                let budget = capacity * 9 / 10 * (min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longest + 2)) - 1)
+                let restAfter = rest - (replaces ? leaf.leafCellSize(cell) + 2 : 0)
+                guard merged.pageBytes(0..<merged.count) + size + 2 + restAfter <= budget else { stop = true; return }
+                if replaces {
+                    rest = restAfter
+                    cell += 1
+                } else {
+                    added += 1
+                }
+                if cell < leaf.count { appendsAtEnd = false }
+                merged.appendInlineLeafCell(key: key, value: value)
+                longestKey = longest
+                next += 1
+            }
+        }
+        guard next > first else { return nil }
+        merged.appendLeafCells(of: leaf, cell..<leaf.count)
+
+        let total = merged.pageBytes(0..<merged.count)
+        let fill = appendsAtEnd ? capacity : capacity * 9 / 10
+        var bounds: [Int]?
+        var parts = max(1, (total + fill - 1) / fill)
+        while bounds == nil && parts <= min(merged.count, leavesAllowed()) {
+            bounds = merged.evenSplit(parts: parts, pageCapacity: capacity)
+            if bounds == nil { parts += 1 }
+        }
+        guard let bounds else { return nil }
+
+        var pages = [leaf]
+        for _ in 1..<parts { pages.append(ws.newPage(.leaf)) }
+        for (k, page) in pages.enumerated() {
+            merged.write(bounds[k]..<bounds[k + 1], into: page, type: .leaf, link: .none)
+        }
+        guard parts > 1 else { return (root, next - first, added) }
+        let separators = (1..<parts).map { k in
+            (shortestSeparator(pages[k - 1].leafKey(pages[k - 1].count - 1), pages[k].leafKey(0)), pages[k].number)
+        }
+        var above = path
+        var split: (separator: [UInt8], right: PageNumber)?
+        let top: PageNumber
+        if let parentEntry = above.popLast() {
+            let parent = ws.writable(parentEntry.page)
+            parent.setChild(at: parentEntry.position, leaf.number)
+            split = insertSeparators(separators, into: parent, at: parentEntry.position, ws: ws)
+            top = parent.number
+        } else {
+            // The leaf was the root: a new root above the leaves.
+            let newRoot = ws.newPage(.branch)
+            newRoot.link = leaf.number
+            split = insertSeparators(separators, into: newRoot, at: 0, ws: ws)
+            top = newRoot.number
+        }
+        let newRoot = finishPut(from: top, split: &split, path: above, added: added > 0, ws: ws).root
+        return (newRoot, next - first, added)
     }
 
     /// What `placeInLeaf` did.

@@ -31,6 +31,16 @@ struct CellRun {
         bytes.append(contentsOf: cell)
     }
 
+    /// Appends an inline leaf cell for `key` and `value`, laid out as `LeafCell.build` lays it
+    /// out (head, key, value length, value), built in place: no cell array per entry.
+    mutating func appendInlineLeafCell(key: UnsafeRawBufferPointer, value: UnsafeRawBufferPointer) {
+        starts.append(bytes.count)
+        bytes.appendVarint(UInt64(key.count) << 2 | UInt64(ValueStorage.inline.rawValue))
+        bytes.append(contentsOf: key.assumingMemoryBound(to: UInt8.self))
+        bytes.appendVarint(UInt64(value.count))
+        bytes.append(contentsOf: value.assumingMemoryBound(to: UInt8.self))
+    }
+
     /// Appends leaf cells `range` of `page`.
     mutating func appendLeafCells(of page: Page, _ range: Range<Int>) {
         for i in range { append(page.leafCell(i)) }
