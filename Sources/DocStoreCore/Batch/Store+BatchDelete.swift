@@ -58,6 +58,22 @@ extension Store {
     }
 }
 
+/// What deleting an object of one entity walks: its relationships with their delete rules, and
+/// the record fields that needs.
+private struct DeletionPlan {
+    let relationships: [(property: PropertyInfo, rule: DeleteRule)]
+    let cascades: Bool
+    let denies: Bool
+    let readMap: [Int]
+
+    init(_ entity: EntityInfo) {
+        relationships = entity.properties.compactMap { p in p.relationship.map { (p, $0.deleteRule) } }
+        cascades = relationships.contains { $0.rule == .cascade }
+        denies = relationships.contains { $0.rule == .deny }
+        readMap = entity.slotForField(reading: entity.slotsReadOnDeletion)
+    }
+}
+
 /// Deletes a set of objects with their delete rules (BD2–BD5).
 struct BatchDeleter {
     let store: Store
@@ -76,20 +92,25 @@ struct BatchDeleter {
             present.append(key)
             work.append(key)
         }
-        var readMaps: [UInt32: [Int]] = [:]
+        // Per entity, made once: its relationships with their delete rules and the fields a
+        // deletion decodes (each object's were looked up through its properties, per object).
+        var plans: [UInt32: DeletionPlan] = [:]
+        func plan(_ entity: EntityInfo) -> DeletionPlan {
+            if let known = plans[entity.id] { return known }
+            let made = DeletionPlan(entity)
+            plans[entity.id] = made
+            return made
+        }
         /// The values of the deleted object `key` that deleting it needs (a partial decode).
         func neededValues(_ key: UInt64, _ entity: EntityInfo, _ bytes: [UInt8]) throws -> [StoredValue] {
-            let map = readMaps[entity.id] ?? entity.slotForField(reading: entity.slotsReadOnDeletion)
-            readMaps[entity.id] = map
             var values = entity.defaults
-            _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: map, partial: true)
+            _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: plan(entity).readMap, partial: true)
             return values
         }
         while let key = work.popLast() {
-            guard let entity = model.entity(ofKey: key), let bytes = records[key],
-                  entity.properties.contains(where: { $0.relationship?.deleteRule == .cascade }) else { continue }
+            guard let entity = model.entity(ofKey: key), let bytes = records[key], plan(entity).cascades else { continue }
             let values = try neededValues(key, entity, bytes)
-            for p in entity.properties where p.relationship?.deleteRule == .cascade {
+            for (p, rule) in plan(entity).relationships where rule == .cascade {
                 for target in try targets(of: key, p, values) where records[target] == nil {
                     guard let targetEntity = model.entity(ofKey: target),
                           let targetBytes = try writer.txn.get(PrimaryKey.bytes(target), in: targetEntity.recordsTree) else { continue }
@@ -104,10 +125,9 @@ struct BatchDeleter {
         // BD3: deny rules against the whole set.
         var denied: [DocStoreError.Problem] = []
         for key in doomed {
-            guard let entity = model.entity(ofKey: key), let bytes = records[key],
-                  entity.properties.contains(where: { $0.relationship?.deleteRule == .deny }) else { continue }
+            guard let entity = model.entity(ofKey: key), let bytes = records[key], plan(entity).denies else { continue }
             let values = try neededValues(key, entity, bytes)
-            for p in entity.properties where p.relationship?.deleteRule == .deny {
+            for (p, rule) in plan(entity).relationships where rule == .deny {
                 for target in try targets(of: key, p, values) where !writer.deleted.contains(target) {
                     if try writer.exists(target), denied.count < 100 {
                         denied.append(.init(entity: "\(entity.name)/\(key & PrimaryKey.sequenceMask)", property: p.name,
@@ -127,11 +147,11 @@ struct BatchDeleter {
             let values = try neededValues(key, entity, bytes)
             try IndexEntries.remove(key: key, entity, values: values, writer.txn, deleter: writer.deleteLater)
             writer.deleteLater(PrimaryKey.bytes(key), in: entity.recordsTree)
-            for p in entity.properties where p.relationship != nil {
+            for (p, rule) in plan(entity).relationships {
                 // A to-many's links are read once: their keys go, and their targets are nullified.
                 var linkKeys: [[UInt8]] = []
                 let targets = try targets(of: key, p, values, linkKeys: &linkKeys)
-                if p.relationship?.deleteRule == .nullify {
+                if rule == .nullify {
                     for target in targets where !writer.deleted.contains(target) {
                         try writer.removeInverse(of: p, target: target, source: key)
                     }
