@@ -44,6 +44,10 @@ final class BatchWriter {
     private var nextPositions: [String: [UInt64: UInt64]] = [:]
     /// Whether each target key exists, by key (relationship targets are checked once each).
     private var existing: [UInt64: Bool] = [:]
+    /// How many times the batch has been put into the transaction's trees: a cursor kept over a
+    /// tree the batch writes to is made again after a flush (a cursor must not outlive a change
+    /// to its tree).
+    private(set) var flushes = 0
     /// Keys to delete, by tree, applied sorted at `finish` (B6).
     /// A short list, searched by comparing names: a batch deletes from a few trees, whose names
     /// share storage, so a comparison is mostly one check (hashing the name of each key's tree
@@ -240,6 +244,7 @@ final class BatchWriter {
     /// Puts what the batch holds so far (after checking its unique entries), so that the
     /// transaction's reads see it.
     func flush() throws {
+        flushes += 1
         for (tree, keys) in doomed.sorted(by: { $0.tree < $1.tree }) { try txn.delete(keys: keys, in: tree) }
         doomed = []
         if let clash = try batch.uniqueClashes(txn).first { throw clash.error }

@@ -86,8 +86,11 @@ struct BatchDeleter {
         var records: [UInt64: [UInt8]] = [:]
         var present: [UInt64] = []
         var work: [UInt64] = []
+        // The roots' records through one cursor (they come in key order: no descent from the root
+        // each); nothing is written before BD4.
+        var lookup = RecordLookup(writer.txn)
         for key in roots where records[key] == nil {
-            guard let entity = model.entity(ofKey: key), let bytes = try writer.txn.get(PrimaryKey.bytes(key), in: entity.recordsTree) else { continue }
+            guard let entity = model.entity(ofKey: key), let bytes = try lookup.withRecord(key, entity, { Array($0) }) else { continue }
             records[key] = bytes
             present.append(key)
             work.append(key)

@@ -97,9 +97,18 @@ extension Store {
             let updatedSlots = Set(updates.map(\.slot))
             let decodesAll = updates.contains { if case .expression = $0.value { true } else { false } }
             var readMaps: [UInt32: [Int]] = [:]
+            // The records are read through one cursor, in key order (the keys come sorted): no
+            // descent from the root each. The batch's puts reach the records tree only when it
+            // flushes; the cursor is made again after one.
+            var lookup = RecordLookup(writer.txn)
+            var flushesSeen = writer.flushes
             for key in keys {
+                if writer.flushes != flushesSeen {
+                    lookup = RecordLookup(writer.txn)
+                    flushesSeen = writer.flushes
+                }
                 guard let objectEntity = model.entity(ofKey: key),
-                      let bytes = try writer.txn.get(PrimaryKey.bytes(key), in: objectEntity.recordsTree) else { continue }
+                      let bytes = try lookup.withRecord(key, objectEntity, { Array($0) }) else { continue }
                 var old = objectEntity.defaults
                 let map: [Int]
                 if decodesAll {

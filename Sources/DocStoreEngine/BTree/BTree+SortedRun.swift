@@ -110,15 +110,9 @@ extension BTree {
         return (root, added)
     }
 
-    /// The leaf whose key range holds `key`, and the exclusive upper bound of that range (nil
-    /// on the rightmost path).
-    static func locate(_ key: [UInt8], root: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (Page, [UInt8]?) {
-        var path: [(page: Page, position: Int)] = []
-        return try withRawBytes(key) { (k) throws(EngineError) in try locate(k, root: root, in: ws, path: &path) }
-    }
-
-    /// `locate`, with the branches descended through and the child position taken in each, from
-    /// the root down, in `path`.
+    /// The leaf whose key range holds `k`, and the exclusive upper bound of that range (nil on
+    /// the rightmost path); the branches descended through, with the child position taken in
+    /// each, from the root down, in `path`.
     static func locate(_ k: UnsafeRawBufferPointer, root: PageNumber, in ws: PageWorkspace,
                        path: inout [(page: Page, position: Int)]) throws(EngineError) -> (Page, [UInt8]?) {
         path.removeAll(keepingCapacity: true)
@@ -303,10 +297,11 @@ extension BTree {
         // The leaf and bound of the previous key, kept apart (see putSorted).
         var leaf: Page?
         var upper: [UInt8]?
+        var path: [(page: Page, position: Int)] = []
         for i in keys.indices {
             guard root != .none else { break }
             if leaf == nil {
-                let (found, bound) = try locate(keys[i], root: root, in: ws)
+                let (found, bound) = try withRawBytes(keys[i]) { (k) throws(EngineError) in try locate(k, root: root, in: ws, path: &path) }
                 if ws.isOwned(found) { leaf = found; upper = bound }
             }
             if let current = leaf {
