@@ -84,18 +84,23 @@ extension BTree {
                         break
                     }
                     // The leaf is full: it and the entries after this one that fall in its range
-                    // go to new leaves together, instead of a split or a rebalance each.
-                    // (A stretch that cannot go this way is rare — keys near the longest, a
-                    // cell stored outside the leaf — and after a few the run stops trying.)
+                    // go to new leaves together, instead of a split or a rebalance each. A few
+                    // entries go through `put`, whose rebalance keeps pages fuller. (A stretch
+                    // that cannot go this way — keys near the longest — is rare, and after a few
+                    // the run stops trying.)
                     if spreadsFailed < 4, upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true {
-                        if let spread = try spreadRun(run, from: i, over: current, below: upper, path: path, root: root, ws: ws) {
-                            root = spread.root
-                            added += spread.added
+                        switch try spreadRun(run, from: i, over: current, below: upper, path: path, root: root, ws: ws) {
+                        case .spread(let newRoot, let consumed, let new):
+                            root = newRoot
+                            added += new
                             leaf = nil
                             upper = nil
-                            return spread.consumed
+                            return consumed
+                        case .declined:
+                            break
+                        case .failed:
+                            spreadsFailed += 1
                         }
-                        spreadsFailed += 1
                     }
                 }
                 let result = try put(Array(key), .bytes(Array(value)), root: root, in: ws)
@@ -140,15 +145,35 @@ extension BTree {
     /// The merged cells are the leaf's, each entry's replacing an inline cell of its key; the
     /// stretch ends before an entry that is not inline, replaces a cell that is not, or would
     /// make the leaves or their separators too many. `leaf` must be owned by the transaction
-    /// and `path` the branches above it. Pages are filled whole when the stretch appends past
-    /// the end of the tree (sequential keys), to 9/10 elsewhere (room for later inserts).
-    /// Returns the new root, how many entries went in and how many keys were new; nil when
-    /// the first entry cannot go this way (the caller puts it).
+    /// and `path` the branches above it. Pages are filled in order when the stretch appends
+    /// past the end of the tree (sequential keys), to 9/10 elsewhere (room for later inserts).
+    /// A stretch inside the tree of less than half a page of new cells is declined: `put`'s
+    /// rebalance with a sibling keeps pages fuller than a split of the leaf in two would.
+    /// Returns the new root, how many entries went in and how many keys were new; declined or
+    /// failed (the stretch would not fit the separators' room, or not split into pages) when
+    /// the first entry does not go this way — the caller puts it.
     static func spreadRun<Run: SortedPutRun>(
         _ run: Run, from first: Int, over leaf: Page, below upper: [UInt8]?,
         path: [(page: Page, position: Int)], root: PageNumber, ws: PageWorkspace
-    ) throws(EngineError) -> (root: PageNumber, consumed: Int, added: Int)? {
+    ) throws(EngineError) -> SpreadOutcome {
         let capacity = leaf.size - PageHeader.size
+        // Appending past the end of the tree: the rightmost leaf, and a first key above its last
+        // (the run ascends, so every key of the stretch is). Pages are filled in order then.
+        let appends = upper == nil && leaf.count > 0
+            && run.withEntry(first, { key, _ in compareKeys(key, leaf.leafKey(leaf.count - 1)) > 0 })
+        if !appends {
+            var newBytes = 0, j = first
+            while j < run.count, newBytes < capacity / 2 {
+                let size: Int? = run.withEntry(j) { key, value in
+                    guard upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true else { return nil }
+                    return LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count + 2
+                }
+                guard let size else { break }
+                newBytes += size
+                j += 1
+            }
+            if newBytes < capacity / 2 { return .declined }
+        }
         // The separators go into the parent, which a branch split halves: the new leaves are
         // as many as half a page of separators as long as the longest key allows. The merged
         // cells stop one leaf short of that, for an even split's slack.
@@ -160,8 +185,7 @@ extension BTree {
         func leavesAllowed() -> Int { min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longestKey + 2)) }
         var merged = CellRun(capacity: 2 * leaf.size)
         var next = first, cell = 0, added = 0
-        var appendsAtEnd = upper == nil
-        var stop = false
+        var stop = false, overBudget = false
         while !stop, next < run.count {
             run.withEntry(next) { key, value in
                 guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
@@ -184,38 +208,42 @@ extension BTree {
                 let longest = max(longestKey, key.count)
                 let budget = capacity * 9 / 10 * (min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longest + 2)) - 1)
                 let restAfter = rest - (replaces ? leaf.leafCellSize(cell) + 2 : 0)
-                guard merged.pageBytes(0..<merged.count) + size + 2 + restAfter <= budget else { stop = true; return }
+                guard merged.pageBytes(0..<merged.count) + size + 2 + restAfter <= budget else {
+                    stop = true
+                    overBudget = true
+                    return
+                }
                 if replaces {
                     rest = restAfter
                     cell += 1
                 } else {
                     added += 1
                 }
-                if cell < leaf.count { appendsAtEnd = false }
                 merged.appendInlineLeafCell(key: key, value: value)
                 longestKey = longest
                 next += 1
             }
         }
-        guard next > first else { return nil }
+        guard next > first else { return overBudget ? .failed : .declined }
         merged.appendLeafCells(of: leaf, cell..<leaf.count)
 
-        let total = merged.pageBytes(0..<merged.count)
-        let fill = appendsAtEnd ? capacity : capacity * 9 / 10
-        var bounds: [Int]?
-        var parts = max(1, (total + fill - 1) / fill)
+        // Appended cells fill pages in order (the next stretch appends to the last); cells
+        // inside the tree are shared evenly, to 9/10 of a page.
+        var bounds = appends ? merged.greedySplit(pageCapacity: capacity) : nil
+        if let b = bounds, b.count - 1 > leavesAllowed() { bounds = nil }
+        var parts = bounds.map { $0.count - 1 } ?? max(1, (merged.pageBytes(0..<merged.count) + capacity * 9 / 10 - 1) / (capacity * 9 / 10))
         while bounds == nil && parts <= min(merged.count, leavesAllowed()) {
             bounds = merged.evenSplit(parts: parts, pageCapacity: capacity)
             if bounds == nil { parts += 1 }
         }
-        guard let bounds else { return nil }
+        guard let bounds else { return .failed }
 
         var pages = [leaf]
         for _ in 1..<parts { pages.append(ws.newPage(.leaf)) }
         for (k, page) in pages.enumerated() {
             merged.write(bounds[k]..<bounds[k + 1], into: page, type: .leaf, link: .none)
         }
-        guard parts > 1 else { return (root, next - first, added) }
+        guard parts > 1 else { return .spread(root: root, consumed: next - first, added: added) }
         let separators = (1..<parts).map { k in
             (shortestSeparator(pages[k - 1].leafKey(pages[k - 1].count - 1), pages[k].leafKey(0)), pages[k].number)
         }
@@ -235,7 +263,18 @@ extension BTree {
             top = newRoot.number
         }
         let newRoot = finishPut(from: top, split: &split, path: above, added: added > 0, ws: ws).root
-        return (newRoot, next - first, added)
+        return .spread(root: newRoot, consumed: next - first, added: added)
+    }
+
+    /// What `spreadRun` did.
+    enum SpreadOutcome {
+        /// The stretch went in: the new root, how many entries went in, how many keys were new.
+        case spread(root: PageNumber, consumed: Int, added: Int)
+        /// Not worth it here (a short stretch inside the tree), or the first entry replaces a
+        /// cell stored outside the leaf.
+        case declined
+        /// The stretch does not fit the room for separators, or does not split into pages.
+        case failed
     }
 
     /// What `placeInLeaf` did.

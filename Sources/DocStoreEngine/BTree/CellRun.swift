@@ -88,6 +88,25 @@ struct CellRun {
         return bounds
     }
 
+    /// Boundaries that fill pages in order, each as full as `pageCapacity` bytes (slots
+    /// included) allow, the last with what is left: `parts + 1` indices from 0 to `count`. Nil
+    /// if a cell alone does not fit.
+    func greedySplit(pageCapacity: Int) -> [Int]? {
+        var bounds = [0]
+        var used = 0
+        for i in 0..<count {
+            let need = size(i) + 2
+            guard need <= pageCapacity else { return nil }
+            if used + need > pageCapacity {
+                bounds.append(i)
+                used = 0
+            }
+            used += need
+        }
+        bounds.append(count)
+        return bounds
+    }
+
     /// Cell `i`'s bytes.
     func withCell<R>(_ i: Int, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         bytes.withUnsafeBytes { body(UnsafeRawBufferPointer(rebasing: $0[starts[i]..<end(i)])) }

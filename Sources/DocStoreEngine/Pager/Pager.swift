@@ -85,10 +85,6 @@ final class Pager: Sendable {
     }
 
     /// The page `number`, from the cache or read and validated from the file (I10).
-    func cachedPage(_ number: PageNumber) -> Page? {
-        cache.withLock { $0.get(number.rawValue) }
-    }
-
     func page(_ number: PageNumber) throws(EngineError) -> Page {
         if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
         return keep(try readFromFile(number))
@@ -178,8 +174,11 @@ final class Pager: Sendable {
         }
     }
 
-    /// The cached page, if any (used by checkpoint to find the pages to write).
+    /// The cached page, if any (checkpoint finds the pages to write with it; a cursor's
+    /// look-ahead, through `PageSource`, reads no file with it).
     func cachedPage(_ number: UInt64) -> Page? { cache.withLock { $0.get(number) } }
+
+    func cachedPage(_ number: PageNumber) -> Page? { cachedPage(number.rawValue) }
 
     /// Evicts about a quarter of the clean pages, starting at a point that moves on each call.
     private static func evict(_ c: inout Cache) {
