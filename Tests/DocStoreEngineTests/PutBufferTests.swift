@@ -255,49 +255,42 @@ import Testing
         // `put`, whose rebalance keeps the leaves as full as before — 0.800 with this seed,
         // 0.764 when every full leaf's stretch, however short, is split in new leaves.
         var random: [[UInt8]: [UInt8]] = [:]
-        for count in [20_000, 2_000] {
+        /// Puts `count` keys made by `key` (with values of `size` random bytes) into `tree` in one
+        /// transaction, and into `model`.
+        func putAll(_ count: Int, in tree: String, _ model: inout [[UInt8]: [UInt8]], size: Int, key: (Int) -> [UInt8]) throws {
             try store.engine.write { (txn) throws in
-                for _ in 0..<count {
-                    let key = bigEndian(rng.next()) + bigEndian(rng.next())
-                    let value = rng.bytes(100)
-                    try txn.put(value, for: key, in: "random")
-                    random[key] = value
+                for i in 0..<count {
+                    let k = key(i), value = rng.bytes(size)
+                    try txn.put(value, for: k, in: tree)
+                    model[k] = value
                 }
             }
         }
+        /// How full `tree`'s leaves are (TreeShape's fill of its last level).
+        func leafFill(_ tree: String) throws -> Double {
+            let shape = try #require(try store.engine.treeShape(tree))
+            return try #require(shape.levels.last).fill(pageSize: shape.pageSize)
+        }
+        for count in [20_000, 2_000] {
+            try putAll(count, in: "random", &random, size: 100) { _ in bigEndian(rng.next()) + bigEndian(rng.next()) }
+        }
         try store.engine.read { txn in try check("random", random, 0, in: txn) }
-        let randomShape = try #require(try store.engine.treeShape("random"))
-        let randomLeaves = try #require(randomShape.levels.last)
-        #expect(randomLeaves.fill(pageSize: randomShape.pageSize) > 0.78, "seed \(seed): random leaves \(randomLeaves.fill(pageSize: randomShape.pageSize)) full")
+        let randomFill = try leafFill("random")
+        #expect(randomFill > 0.78, "seed \(seed): random leaves \(randomFill) full")
 
         // Appends past the end fill their leaves: long runs, and short ones (a few keys a
         // transaction, each run finding the last leaf full; 0.83 if the full leaf's cells and
         // the new ones were shared evenly over two leaves instead of filling them in order).
         var appended: [[UInt8]: [UInt8]] = [:]
         for round in 0..<3 {
-            try store.engine.write { (txn) throws in
-                for i in 0..<20_000 {
-                    let key = bigEndian(UInt64(round * 20_000 + i))
-                    let value = rng.bytes(20)
-                    try txn.put(value, for: key, in: "append")
-                    appended[key] = value
-                }
-            }
+            try putAll(20_000, in: "append", &appended, size: 20) { bigEndian(UInt64(round * 20_000 + $0)) }
         }
         for round in 0..<400 {
-            try store.engine.write { (txn) throws in
-                for i in 0..<25 {
-                    let key = bigEndian(UInt64(60_000 + round * 25 + i))
-                    let value = rng.bytes(20)
-                    try txn.put(value, for: key, in: "append")
-                    appended[key] = value
-                }
-            }
+            try putAll(25, in: "append", &appended, size: 20) { bigEndian(UInt64(60_000 + round * 25 + $0)) }
         }
         try store.engine.read { txn in try check("append", appended, 0, in: txn) }
-        let shape = try #require(try store.engine.treeShape("append"))
-        let leaves = try #require(shape.levels.last)
-        #expect(leaves.fill(pageSize: shape.pageSize) > 0.95, "leaves of appended keys \(leaves.fill(pageSize: shape.pageSize)) full")
+        let appendFill = try leafFill("append")
+        #expect(appendFill > 0.95, "leaves of appended keys \(appendFill) full")
 
         // Keys near the longest a page allows: a stretch can make at most a leaf or two.
         var long: [[UInt8]: [UInt8]] = [:]
