@@ -146,9 +146,9 @@ extension BTree {
     /// stretch ends before an entry that is not inline, replaces a cell that is not, or would
     /// make the leaves or their separators too many. `leaf` must be owned by the transaction
     /// and `path` the branches above it. Pages are filled in order when the stretch appends
-    /// past the end of the tree (sequential keys), to 9/10 elsewhere (room for later inserts).
-    /// A stretch inside the tree of less than half a page of new cells is declined: `put`'s
-    /// rebalance with a sibling keeps pages fuller than a split of the leaf in two would.
+    /// after the leaf's last key (sequential keys), to 9/10 elsewhere (room for later inserts).
+    /// A stretch among the leaf's cells of less than half a page of new cells is declined:
+    /// `put`'s rebalance with a sibling keeps pages fuller than a split of the leaf in two would.
     /// Returns the new root, how many entries went in and how many keys were new; declined or
     /// failed (the stretch would not fit the separators' room, or not split into pages) when
     /// the first entry does not go this way — the caller puts it.
@@ -157,11 +157,19 @@ extension BTree {
         path: [(page: Page, position: Int)], root: PageNumber, ws: PageWorkspace
     ) throws(EngineError) -> SpreadOutcome {
         let capacity = leaf.size - PageHeader.size
-        // Appending past the end of the tree: the rightmost leaf, and a first key above its last
-        // (the run ascends, so every key of the stretch is). Pages are filled in order then.
-        let appends = upper == nil && leaf.count > 0
+        // Appending after the leaf's last key (the run ascends, so every key of the stretch
+        // does): the end of the tree, or of a range that grows at its end (each tag's links, the
+        // notes of a folder by date). Pages are filled in order then — the leaf stays full, and
+        // the next run appending to this range fills the last page.
+        let appends = leaf.count > 0
             && run.withEntry(first, { key, _ in compareKeys(key, leaf.leafKey(leaf.count - 1)) > 0 })
+        // A block: every entry of the stretch falls between the same two cells of the leaf (a
+        // range that grows at its end with the next range's cells after it in the leaf — the
+        // links of one tag, a folder's notes by date). Filled in order too.
+        var block = appends
         if !appends {
+            // Less than half a page of new cells among the leaf's goes through `put`, unless it
+            // is a block of a few cells or more.
             var newBytes = 0, j = first
             while j < run.count, newBytes < capacity / 2 {
                 let size: Int? = run.withEntry(j) { key, value in
@@ -172,7 +180,11 @@ extension BTree {
                 newBytes += size
                 j += 1
             }
-            if newBytes < capacity / 2 { return .declined }
+            if j > first {
+                let gap = run.withEntry(first) { key, _ in leafSearch(leaf, key).0 }
+                block = gap == run.withEntry(j - 1) { key, _ in leafSearch(leaf, key).0 }
+            }
+            if newBytes < capacity / 2 && !(block && newBytes >= capacity / 16) { return .declined }
         }
         // The separators go into the parent, which a branch split halves: the new leaves are
         // as many as half a page of separators as long as the longest key allows. The merged
@@ -186,6 +198,8 @@ extension BTree {
         var merged = CellRun(capacity: 2 * leaf.size)
         var next = first, cell = 0, added = 0
         var stop = false, overBudget = false
+        /// Leaf cells merged between the stretch's entries (none: the stretch is one block).
+        var cellsBetween = 0
         while !stop, next < run.count {
             run.withEntry(next) { key, value in
                 guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
@@ -200,6 +214,7 @@ extension BTree {
                     merged.append(leaf.leafCell(cell))
                     rest -= leaf.leafCellSize(cell) + 2
                     cell += 1
+                    if next > first { cellsBetween += 1 }
                 }
                 let replaces = cell < leaf.count && order == 0
                 if replaces && leaf.leafStorage(cell) != .inline { stop = true; return }
@@ -227,9 +242,9 @@ extension BTree {
         guard next > first else { return overBudget ? .failed : .declined }
         merged.appendLeafCells(of: leaf, cell..<leaf.count)
 
-        // Appended cells fill pages in order (the next stretch appends to the last); cells
-        // inside the tree are shared evenly, to 9/10 of a page.
-        var bounds = appends ? merged.greedySplit(pageCapacity: capacity) : nil
+        // Appended cells and a block fill pages in order (the next stretch appends to the last);
+        // cells among the leaf's are shared evenly, to 9/10 of a page.
+        var bounds = appends || (block && cellsBetween == 0) ? merged.greedySplit(pageCapacity: capacity) : nil
         if let b = bounds, b.count - 1 > leavesAllowed() { bounds = nil }
         var parts = bounds.map { $0.count - 1 } ?? max(1, (merged.pageBytes(0..<merged.count) + capacity * 9 / 10 - 1) / (capacity * 9 / 10))
         while bounds == nil && parts <= min(merged.count, leavesAllowed()) {
@@ -270,7 +285,7 @@ extension BTree {
     enum SpreadOutcome {
         /// The stretch went in: the new root, how many entries went in, how many keys were new.
         case spread(root: PageNumber, consumed: Int, added: Int)
-        /// Not worth it here (a short stretch inside the tree), or the first entry replaces a
+        /// Not worth it here (a short stretch among the leaf's cells), or the first entry replaces a
         /// cell stored outside the leaf.
         case declined
         /// The stretch does not fit the room for separators, or does not split into pages.
