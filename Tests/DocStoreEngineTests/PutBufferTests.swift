@@ -320,6 +320,77 @@ import Testing
         #expect(try reopened.verify().isClean, "seed \(seed) after replay")
     }
 
+    /// A stretch short of half a page goes in together only as a block — new keys between the
+    /// same two cells of the leaf, the end of a range that grows — and is left to `put` when it
+    /// is scattered among the leaf's cells (BTree.spreadRun, called on one leaf).
+    @Test func aShortStretchSpreadsAsABlockAndIsDeclinedWhenScattered() throws {
+        let store = try TestStores.memory("PBB") { $0.walPreallocationBytes = 0 }
+        func bigEndian(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+        let value = [UInt8](repeating: 7, count: 20)
+        try store.engine.write { (txn) throws in
+            /// A leaf of this transaction holding keys 0, 10, …, 1200.
+            func leaf() -> Page {
+                let page = txn.ws.newPage(.leaf)
+                var cells = CellRun()
+                for k in stride(from: 0, through: 1200, by: 10) {
+                    bigEndian(UInt64(k)).withUnsafeBytes { key in value.withUnsafeBytes { cells.appendInlineLeafCell(key: key, value: $0) } }
+                }
+                cells.write(0..<cells.count, into: page, type: .leaf, link: .none)
+                return page
+            }
+            // Nine keys between 500 and 510 (288 bytes, a sixteenth of a page or more): a block.
+            let blockLeaf = leaf()
+            let block = ArrayPutRun(entries: (501...509).map { (bigEndian(UInt64($0)), value) })
+            switch try BTree.spreadRun(block, from: 0, over: blockLeaf, below: nil, path: [], root: blockLeaf.number, ws: txn.ws) {
+            case .spread(_, let consumed, let added): #expect(consumed == 9 && added == 9)
+            case let other: Issue.record("a block was not spread: \(other)")
+            }
+            // Twelve keys in twelve gaps (384 bytes): declined, nothing written.
+            let scatteredLeaf = leaf()
+            let scattered = ArrayPutRun(entries: (0..<12).map { (bigEndian(UInt64(5 + 100 * $0)), value) })
+            switch try BTree.spreadRun(scattered, from: 0, over: scatteredLeaf, below: nil, path: [], root: scatteredLeaf.number, ws: txn.ws) {
+            case .declined: #expect(scatteredLeaf.count == 121)
+            case let other: Issue.record("a scattered short stretch was not declined: \(other)")
+            }
+        }
+    }
+
+    /// A range that grows at its end while the next range's first cells share its leaf: each
+    /// block moves those cells once, not a block-sized piece of them at a time (which left a
+    /// string of nearly empty leaves behind) — the leaves stay full.
+    @Test func aGrowingRangeBeforeAnotherLeavesItsLeavesFull() throws {
+        let store = try TestStores.memory("PBG") { $0.walPreallocationBytes = 0 }
+        func bigEndian(_ v: UInt64) -> [UInt8] { withUnsafeBytes(of: v.bigEndian) { Array($0) } }
+        var model: [[UInt8]: [UInt8]] = [:]
+        var rng = SplitMix64(seed: 5150)
+        try store.engine.write { (txn) throws in
+            try txn.createTree(named: "g")
+            for (prefix, count) in [(UInt8(0), 3), (1, 300)] {
+                for s in 0..<count {
+                    let key = [prefix] + bigEndian(UInt64(s)), value = rng.bytes(20)
+                    try txn.put(value, for: key, in: "g")
+                    model[key] = value
+                }
+            }
+            _ = try txn.get([0], in: "g")
+            for round in 0..<20 {
+                for s in 0..<12 {
+                    let key = [0] + bigEndian(UInt64(3 + round * 12 + s)), value = rng.bytes(20)
+                    try txn.put(value, for: key, in: "g")
+                    model[key] = value
+                }
+                _ = try txn.get([0], in: "g")     // applies the buffered puts: one run a round
+            }
+        }
+        let entries = try store.engine.read { try $0.entries(in: "g") }
+        #expect(entries.map(\.key) == model.keys.sorted { PutBuffer.compare($0, $1) < 0 })
+        #expect(entries.allSatisfy { model[$0.key] == $0.value })
+        let shape = try #require(try store.engine.treeShape("g"))
+        let leaves = try #require(shape.levels.last)
+        #expect(leaves.fill(pageSize: shape.pageSize) > 0.8, "leaves \(leaves.fill(pageSize: shape.pageSize)) full, \(leaves.pages) of them")
+        #expect(try store.engine.verify().isClean)
+    }
+
     /// `delete(keys:in:)` (BTree.deleteSorted): many keys over many leaves, some missing, some
     /// with overflow values, some emptying their leaf — the tree matches a model in the
     /// transaction, after commit and after replay of the log.

@@ -12,9 +12,10 @@
 // cells and theirs, merged, are spread over the leaf and as many new leaves as they fill, and
 // the separators go into the parent in one insert (`spreadRun`) — a stretch of entries costs one
 // rewrite instead of a split or a rebalance per entry (a batch insert adds thousands of links
-// at each of a few points). Anything else — an overflow value or one replacing an overflow
-// cell, a committed leaf not copied yet, a stretch `spreadRun` cannot take — goes through
-// `put`, and the next entry descends again.
+// at each of a few points). A short stretch scattered among the leaf's cells is left to `put`,
+// whose rebalance keeps random inserts' pages fuller. Anything else — an overflow value or one
+// replacing an overflow cell, a committed leaf not copied yet, a stretch `spreadRun` declines
+// or cannot take — goes through `put`, and the next entry descends again.
 //
 // Invariant: the resulting tree holds what applying `put` to each entry in order would give.
 
@@ -145,46 +146,54 @@ extension BTree {
     /// The merged cells are the leaf's, each entry's replacing an inline cell of its key; the
     /// stretch ends before an entry that is not inline, replaces a cell that is not, or would
     /// make the leaves or their separators too many. `leaf` must be owned by the transaction
-    /// and `path` the branches above it. Pages are filled in order when the stretch appends
-    /// after the leaf's last key (sequential keys), to 9/10 elsewhere (room for later inserts).
-    /// A stretch among the leaf's cells of less than half a page of new cells is declined:
-    /// `put`'s rebalance with a sibling keeps pages fuller than a split of the leaf in two would.
-    /// Returns the new root, how many entries went in and how many keys were new; declined or
-    /// failed (the stretch would not fit the separators' room, or not split into pages) when
-    /// the first entry does not go this way — the caller puts it.
+    /// and `path` the branches above it.
+    ///
+    /// How the pages are cut: in order, each full, when the stretch appends past the end of the
+    /// tree or is a block (new keys between the same two cells, the cells after it kept on one
+    /// page); evenly, to 9/10 of a page, otherwise (room for later inserts). A stretch among
+    /// the leaf's cells that would grow it by less than half a page is declined unless it is a
+    /// block of a sixteenth of a page or more: `put`'s rebalance with a sibling keeps pages
+    /// fuller than a split of the leaf in two would.
+    ///
+    /// Returns the new root, how many entries went in and how many keys were new; or declined,
+    /// or failed (the stretch would not fit the separators' room, or not split into pages) —
+    /// then nothing was written and the caller puts the first entry.
     static func spreadRun<Run: SortedPutRun>(
         _ run: Run, from first: Int, over leaf: Page, below upper: [UInt8]?,
         path: [(page: Page, position: Int)], root: PageNumber, ws: PageWorkspace
     ) throws(EngineError) -> SpreadOutcome {
         let capacity = leaf.size - PageHeader.size
-        // Appending after the leaf's last key (the run ascends, so every key of the stretch
-        // does): the end of the tree, or of a range that grows at its end (each tag's links, the
-        // notes of a folder by date). Pages are filled in order then — the leaf stays full, and
-        // the next run appending to this range fills the last page.
-        let appends = leaf.count > 0
+        // Appending past the end of the tree: the rightmost leaf, and a first key after its last
+        // (the run ascends, so every key of the stretch is). Pages are filled in order then —
+        // the leaf stays full, and the next run's keys go to the last page.
+        let appends = upper == nil && leaf.count > 0
             && run.withEntry(first, { key, _ in compareKeys(key, leaf.leafKey(leaf.count - 1)) > 0 })
-        // A block: every entry of the stretch falls between the same two cells of the leaf (a
-        // range that grows at its end with the next range's cells after it in the leaf — the
-        // links of one tag, a folder's notes by date). Filled in order too.
-        var block = appends
+        // A block: new keys that all fall between the same two cells of the leaf (or after its
+        // last), none replacing one — a range that grows at its end, with the next range's
+        // first cells after it in the leaf (a folder's notes by date, a tag's links). Its pages
+        // are filled in order too, and the cells after it kept together on one page.
+        var block = false
         if !appends {
-            // Less than half a page of new cells among the leaf's goes through `put`, unless it
-            // is a block of a few cells or more.
-            var newBytes = 0, j = first
-            while j < run.count, newBytes < capacity / 2 {
-                let size: Int? = run.withEntry(j) { key, value in
-                    guard upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true else { return nil }
-                    return LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count + 2
+            // Less than half a page of new cells among the leaf's goes through `put` (its
+            // rebalance keeps pages fuller), unless it is a block of a sixteenth of a page or more.
+            // Counted: the growth of the leaf's bytes, up to an entry that is not inline.
+            var growth = 0, j = first, gap: Int?
+            block = true
+            while j < run.count, growth < capacity / 2 {
+                let step: (growth: Int, gap: Int, found: Bool)? = run.withEntry(j) { key, value in
+                    guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
+                          upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true else { return nil }
+                    let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count + 2
+                    let (at, found) = leafSearch(leaf, key)
+                    return (found ? max(0, size - leaf.leafCellSize(at) - 2) : size, at, found)
                 }
-                guard let size else { break }
-                newBytes += size
+                guard let step else { break }
+                growth += step.growth
+                if step.found || (gap.map { $0 != step.gap } ?? false) { block = false }
+                gap = step.gap
                 j += 1
             }
-            if j > first {
-                let gap = run.withEntry(first) { key, _ in leafSearch(leaf, key).0 }
-                block = gap == run.withEntry(j - 1) { key, _ in leafSearch(leaf, key).0 }
-            }
-            if newBytes < capacity / 2 && !(block && newBytes >= capacity / 16) { return .declined }
+            if growth < capacity / 2 && !(block && growth >= capacity / 16) { return .declined }
         }
         // The separators go into the parent, which a branch split halves: the new leaves are
         // as many as half a page of separators as long as the longest key allows. The merged
@@ -198,8 +207,6 @@ extension BTree {
         var merged = CellRun(capacity: 2 * leaf.size)
         var next = first, cell = 0, added = 0
         var stop = false, overBudget = false
-        /// Leaf cells merged between the stretch's entries (none: the stretch is one block).
-        var cellsBetween = 0
         while !stop, next < run.count {
             run.withEntry(next) { key, value in
                 guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
@@ -214,7 +221,7 @@ extension BTree {
                     merged.append(leaf.leafCell(cell))
                     rest -= leaf.leafCellSize(cell) + 2
                     cell += 1
-                    if next > first { cellsBetween += 1 }
+                    if next > first { block = false }
                 }
                 let replaces = cell < leaf.count && order == 0
                 if replaces && leaf.leafStorage(cell) != .inline { stop = true; return }
@@ -231,6 +238,7 @@ extension BTree {
                 if replaces {
                     rest = restAfter
                     cell += 1
+                    block = false
                 } else {
                     added += 1
                 }
@@ -242,9 +250,16 @@ extension BTree {
         guard next > first else { return overBudget ? .failed : .declined }
         merged.appendLeafCells(of: leaf, cell..<leaf.count)
 
-        // Appended cells and a block fill pages in order (the next stretch appends to the last);
-        // cells among the leaf's are shared evenly, to 9/10 of a page.
-        var bounds = appends || (block && cellsBetween == 0) ? merged.greedySplit(pageCapacity: capacity) : nil
+        // Appended cells and a block fill pages in order (the next stretch appends to the last),
+        // a block's following cells kept together (so they move once, not a piece each time);
+        // cells among the leaf's are shared evenly, to 9/10 of a page. (`block` was cleared when
+        // the merge met a leaf cell between two entries or replaced one.)
+        var bounds: [Int]?
+        if appends {
+            bounds = merged.greedySplit(pageCapacity: capacity)
+        } else if block {
+            bounds = merged.greedySplit(pageCapacity: capacity, keepingTogetherFrom: merged.count - (leaf.count - cell))
+        }
         if let b = bounds, b.count - 1 > leavesAllowed() { bounds = nil }
         var parts = bounds.map { $0.count - 1 } ?? max(1, (merged.pageBytes(0..<merged.count) + capacity * 9 / 10 - 1) / (capacity * 9 / 10))
         while bounds == nil && parts <= min(merged.count, leavesAllowed()) {
@@ -285,8 +300,8 @@ extension BTree {
     enum SpreadOutcome {
         /// The stretch went in: the new root, how many entries went in, how many keys were new.
         case spread(root: PageNumber, consumed: Int, added: Int)
-        /// Not worth it here (a short stretch among the leaf's cells), or the first entry replaces a
-        /// cell stored outside the leaf.
+        /// Not worth it here: a short stretch among the leaf's cells that is not a block of a
+        /// sixteenth of a page, or a first entry replacing a cell stored outside the leaf.
         case declined
         /// The stretch does not fit the room for separators, or does not split into pages.
         case failed

@@ -91,10 +91,23 @@ struct CellRun {
     /// Boundaries that fill pages in order, each as full as `pageCapacity` bytes (slots
     /// included) allow, the last with what is left: `parts + 1` indices from 0 to `count`. Nil
     /// if a cell alone does not fit.
-    func greedySplit(pageCapacity: Int) -> [Int]? {
+    /// With `end` below `count`, cells from `end` on are kept together: with the last group
+    /// if they fit there, else as a group of their own (a block's following cells move once).
+    func greedySplit(pageCapacity: Int, keepingTogetherFrom end: Int? = nil) -> [Int]? {
+        let end = min(end ?? count, count)
+        guard end < count else { return greedySplit(pageCapacity: pageCapacity, upTo: count) }
+        guard pageBytes(end..<count) <= pageCapacity, var bounds = greedySplit(pageCapacity: pageCapacity, upTo: end) else { return nil }
+        bounds.removeLast()
+        let lastStart = bounds.last ?? 0
+        if end > lastStart, pageBytes(lastStart..<count) > pageCapacity { bounds.append(end) }
+        bounds.append(count)
+        return bounds
+    }
+
+    private func greedySplit(pageCapacity: Int, upTo end: Int) -> [Int]? {
         var bounds = [0]
         var used = 0
-        for i in 0..<count {
+        for i in 0..<end {
             let need = size(i) + 2
             guard need <= pageCapacity else { return nil }
             if used + need > pageCapacity {
@@ -103,7 +116,7 @@ struct CellRun {
             }
             used += need
         }
-        bounds.append(count)
+        bounds.append(end)
         return bounds
     }
 
