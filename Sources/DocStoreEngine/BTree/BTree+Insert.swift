@@ -217,7 +217,7 @@ extension BTree {
 
     /// Whether a value of this length is stored inline in the leaf (Format/page-file.md § Leaf page).
     @inline(__always) static func isInline(keyLength: Int, valueLength: Int, _ limits: ValuePlacement.Limits) -> Bool {
-        LeafCell.headerSize(keyLength: keyLength, valueLength: valueLength) + keyLength + valueLength <= limits.maxInlineCell
+        LeafCell.inlineSize(keyLength: keyLength, valueLength: valueLength) <= limits.maxInlineCell
     }
 
     /// Writes bytes to a new chain of overflow pages; returns the first page.

@@ -89,7 +89,7 @@ extension BTree {
                     // entries go through `put`, whose rebalance keeps pages fuller. (A stretch
                     // that cannot go this way — keys near the longest — is rare, and after a few
                     // the run stops trying.)
-                    if spreadsFailed < 4, upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true {
+                    if spreadsFailed < 4, isBelow(key, upper) {
                         switch try spreadRun(run, from: i, over: current, below: upper, path: path, root: root, ws: ws) {
                         case .spread(let newRoot, let consumed, let new):
                             root = newRoot
@@ -182,8 +182,8 @@ extension BTree {
             while j < run.count, growth < capacity / 2 {
                 let step: (growth: Int, gap: Int, found: Bool)? = run.withEntry(j) { key, value in
                     guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
-                          upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true else { return nil }
-                    let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count + 2
+                          isBelow(key, upper) else { return nil }
+                    let size = LeafCell.inlineSize(keyLength: key.count, valueLength: value.count) + 2
                     let (at, found) = leafSearch(leaf, key)
                     return (found ? max(0, size - leaf.leafCellSize(at) - 2) : size, at, found)
                 }
@@ -203,14 +203,14 @@ extension BTree {
             longestKey = max(longestKey, leaf.leafKeyLength(i))
             rest += leaf.leafCellSize(i) + 2
         }
-        func leavesAllowed() -> Int { min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longestKey + 2)) }
+        func leavesAllowed(longestKey: Int) -> Int { min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longestKey + 2)) }
         var merged = CellRun(capacity: 2 * leaf.size)
         var next = first, cell = 0, added = 0
         var stop = false, overBudget = false
         while !stop, next < run.count {
             run.withEntry(next) { key, value in
                 guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
-                      upper.map({ u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 }) ?? true else {
+                      isBelow(key, upper) else {
                     stop = true
                     return
                 }
@@ -225,10 +225,10 @@ extension BTree {
                 }
                 let replaces = cell < leaf.count && order == 0
                 if replaces && leaf.leafStorage(cell) != .inline { stop = true; return }
-                let size = LeafCell.headerSize(keyLength: key.count, valueLength: value.count) + key.count + value.count
+                let size = LeafCell.inlineSize(keyLength: key.count, valueLength: value.count)
                 // What is left of the leaf's cells comes after: it must fit too.
                 let longest = max(longestKey, key.count)
-                let budget = capacity * 9 / 10 * (min(spreadLeavesAtMost, 1 + (capacity / 2) / (BranchCell.headerSize + longest + 2)) - 1)
+                let budget = capacity * 9 / 10 * (leavesAllowed(longestKey: longest) - 1)
                 let restAfter = rest - (replaces ? leaf.leafCellSize(cell) + 2 : 0)
                 guard merged.pageBytes(0..<merged.count) + size + 2 + restAfter <= budget else {
                     stop = true
@@ -260,9 +260,9 @@ extension BTree {
         } else if block {
             bounds = merged.greedySplit(pageCapacity: capacity, keepingTogetherFrom: merged.count - (leaf.count - cell))
         }
-        if let b = bounds, b.count - 1 > leavesAllowed() { bounds = nil }
+        if let b = bounds, b.count - 1 > leavesAllowed(longestKey: longestKey) { bounds = nil }
         var parts = bounds.map { $0.count - 1 } ?? max(1, (merged.pageBytes(0..<merged.count) + capacity * 9 / 10 - 1) / (capacity * 9 / 10))
-        while bounds == nil && parts <= min(merged.count, leavesAllowed()) {
+        while bounds == nil && parts <= min(merged.count, leavesAllowed(longestKey: longestKey)) {
             bounds = merged.evenSplit(parts: parts, pageCapacity: capacity)
             if bounds == nil { parts += 1 }
         }
@@ -296,6 +296,11 @@ extension BTree {
         return .spread(root: newRoot, consumed: next - first, added: added)
     }
 
+    /// Whether `key` lies below a leaf's exclusive upper bound (none on the rightmost path).
+    @inline(__always) private static func isBelow(_ key: UnsafeRawBufferPointer, _ upper: [UInt8]?) -> Bool {
+        upper.map { u in u.withUnsafeBytes { compareKeys(key, $0) } < 0 } ?? true
+    }
+
     /// What `spreadRun` did.
     enum SpreadOutcome {
         /// The stretch went in: the new root, how many entries went in, how many keys were new.
@@ -315,8 +320,8 @@ extension BTree {
     /// over the old one when it is no larger (a record rewritten with a value of the same
     /// length, a batch update's common case), or else into the gap.
     private static func placeInLeaf(_ k: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer, _ leaf: Page, below upper: [UInt8]?) -> Placement {
-        let size = LeafCell.headerSize(keyLength: k.count, valueLength: value.count) + k.count + value.count
-        if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return .notPlaced }
+        let size = LeafCell.inlineSize(keyLength: k.count, valueLength: value.count)
+        if !isBelow(k, upper) { return .notPlaced }
         let (index, found) = leafSearch(leaf, k)
         if found {
             guard leaf.leafStorage(index) == .inline else { return .notPlaced }
@@ -375,7 +380,7 @@ extension BTree {
             }
             if let current = leaf {
                 let inPlace: Bool? = keys[i].withUnsafeBytes { k in
-                    if let upper, upper.withUnsafeBytes({ compareKeys(k, $0) }) >= 0 { return nil }
+                    if !isBelow(k, upper) { return nil }
                     let (index, found) = leafSearch(current, k)
                     guard found else { return false }
                     guard current.count > 1, current.leafStorage(index) == .inline else { return nil }

@@ -40,6 +40,11 @@ enum LeafCell {
         varintSize(UInt64(keyLength) << 2) + varintSize(UInt64(valueLength))
     }
 
+    /// Bytes of an inline cell with this key and value length (head, key, value length, value).
+    @inline(__always) static func inlineSize(keyLength: Int, valueLength: Int) -> Int {
+        headerSize(keyLength: keyLength, valueLength: valueLength) + keyLength + valueLength
+    }
+
     @inline(__always) static func varintSize(_ v: UInt64) -> Int {
         v < 0x80 ? 1 : v < 0x4000 ? 2 : (64 - v.leadingZeroBitCount + 6) / 7
     }
