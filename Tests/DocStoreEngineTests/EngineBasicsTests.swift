@@ -277,6 +277,45 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         }
     }
 
+    /// `move(forwardTo:)` lands where `move(to:)` from the root does — on the first key at or
+    /// after the one asked for, or nowhere past the last — for keys between the stored ones and
+    /// on them, strides within a leaf and across branches, a step back now and then, and a move
+    /// after the cursor ran off the end.
+    @Test func movingForwardLandsWhereAMoveFromTheRootDoes() throws {
+        let (engine, _, _, _) = try makeStore("memory")
+        try engine.write { txn in
+            try txn.createTree(named: "t")
+            for i in stride(from: 0, to: 120_000, by: 2) {
+                try txn.put(bytes("value of \(i) padded to about forty bytes"), for: Self.numberedKey(UInt32(i)), in: "t")
+            }
+        }
+        try engine.read { txn in
+            var rng = SplitMix64(seed: 31)
+            for stride in [1, 3, 37, 501, 40_001] {
+                var forward = try txn.cursor(in: "t")
+                var key = UInt32(rng.next() % 100)
+                var checked = 0, restarts = 0
+                while checked < 20_000 && restarts < 2 {
+                    let moved = try forward.move(forwardTo: Self.numberedKey(key))
+                    var fresh = try txn.cursor(in: "t")
+                    let expected = try fresh.move(to: Self.numberedKey(key))
+                    #expect(moved == expected, "stride \(stride), key \(key)")
+                    #expect(forward.key == fresh.key, "stride \(stride), key \(key)")
+                    checked += 1
+                    if key > 120_010 {
+                        key = UInt32(rng.next() % 1_000)     // off the end: start again
+                        restarts += 1
+                    } else {
+                        // Now and then a step back: within the leaf, or below it.
+                        let back = [0, 3, 5_000][Int(rng.next() % 40 == 0 ? 1 + rng.next() % 2 : 0)]
+                        key = key > UInt32(back) && back > 0 ? key - UInt32(back) : key + UInt32(stride) + UInt32(rng.next() % 2)
+                    }
+                }
+                #expect(checked > 3)
+            }
+        }
+    }
+
     /// Eight-byte keys start their leaf search where the parent's separators say the key would
     /// sit if the leaf were evenly filled (`BTree.leafSearch(_:_:parent:)`). Whatever the keys'
     /// spread — dense runs, runs with holes, lone keys far apart, a run deleted — every lookup,

@@ -52,7 +52,7 @@ final class BatchWriter {
     /// A short list, searched by comparing names: a batch deletes from a few trees, whose names
     /// share storage, so a comparison is mostly one check (hashing the name of each key's tree
     /// was a tenth of a batch delete's own work).
-    private var doomed: [(tree: String, keys: [[UInt8]])] = []
+    private var doomed: [(tree: String, keys: DeleteKeys)] = []
     /// Ordered lists read by `deleteLink`, by tree and owner: each member's link key (B8).
     private var orderedLinks: [String: [UInt64: [UInt64: [UInt8]]]] = [:]
 
@@ -152,10 +152,27 @@ final class BatchWriter {
 
     /// Deletes `key` from `tree` when the batch finishes (B6).
     func deleteLater(_ key: [UInt8], in tree: String) {
+        doomedKeys(of: tree) { $0.append(key) }
+    }
+
+    /// Deletes `key` (bytes in place, copied) from `tree` when the batch finishes (B6).
+    func deleteLater(_ key: UnsafeRawBufferPointer, in tree: String) {
+        doomedKeys(of: tree) { $0.append(key) }
+    }
+
+    /// Deletes the link `source` → `target` (an unordered link's key) from `tree` when the batch
+    /// finishes (B6), with no array made for its key.
+    func deleteLinkLater(_ source: UInt64, _ target: UInt64, in tree: String) {
+        doomedKeys(of: tree) { $0.append(keyOf: source, target) }
+    }
+
+    @inline(__always) private func doomedKeys(of tree: String, _ add: (inout DeleteKeys) -> Void) {
         if let i = doomed.firstIndex(where: { $0.tree == tree }) {
-            doomed[i].keys.append(key)
+            add(&doomed[i].keys)
         } else {
-            doomed.append((tree, [key]))
+            var keys = DeleteKeys()
+            add(&keys)
+            doomed.append((tree, keys))
         }
     }
 
@@ -176,7 +193,7 @@ final class BatchWriter {
     /// by its target among the source's, B8).
     func deleteLink(_ source: UInt64, _ p: PropertyInfo, _ target: UInt64) throws {
         if !p.isOrdered {
-            deleteLater(linkKey(source, target), in: p.linkTree)
+            deleteLinkLater(source, target, in: p.linkTree)
             return
         }
         if orderedLinks[p.linkTree]?[source] == nil {
@@ -245,7 +262,7 @@ final class BatchWriter {
     /// transaction's reads see it.
     func flush() throws {
         flushes += 1
-        for (tree, keys) in doomed.sorted(by: { $0.tree < $1.tree }) { try txn.delete(keys: keys, in: tree) }
+        for (tree, keys) in doomed.sorted(by: { $0.tree < $1.tree }) { try txn.delete(keys, in: tree) }
         doomed = []
         if let clash = try batch.uniqueClashes(txn).first { throw clash.error }
         try batch.apply(txn)

@@ -110,11 +110,12 @@ struct BatchDeleter {
             _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: plan(entity).readMap, partial: true)
             return values
         }
+        var links = LinkReader(writer: writer)
         while let key = work.popLast() {
             guard let entity = model.entity(ofKey: key), let bytes = records[key], plan(entity).cascades else { continue }
             let values = try neededValues(key, entity, bytes)
             for (p, rule) in plan(entity).relationships where rule == .cascade {
-                for target in try targets(of: key, p, values) where records[target] == nil {
+                for target in try links.targets(of: key, p, values) where records[target] == nil {
                     guard let targetEntity = model.entity(ofKey: target),
                           let targetBytes = try writer.txn.get(PrimaryKey.bytes(target), in: targetEntity.recordsTree) else { continue }
                     records[target] = targetBytes
@@ -131,7 +132,7 @@ struct BatchDeleter {
             guard let entity = model.entity(ofKey: key), let bytes = records[key], plan(entity).denies else { continue }
             let values = try neededValues(key, entity, bytes)
             for (p, rule) in plan(entity).relationships where rule == .deny {
-                for target in try targets(of: key, p, values) where !writer.deleted.contains(target) {
+                for target in try links.targets(of: key, p, values) where !writer.deleted.contains(target) {
                     if try writer.exists(target), denied.count < 100 {
                         denied.append(.init(entity: "\(entity.name)/\(key & PrimaryKey.sequenceMask)", property: p.name,
                                             "cannot be deleted while \(p.name) still reaches \(model.entity(ofKey: target)?.name ?? "?")/\(target & PrimaryKey.sequenceMask) (delete rule deny)"))
@@ -151,15 +152,21 @@ struct BatchDeleter {
             try IndexEntries.remove(key: key, entity, values: values, writer.txn, deleter: writer.deleteLater)
             writer.deleteLater(PrimaryKey.bytes(key), in: entity.recordsTree)
             for (p, rule) in plan(entity).relationships {
-                // A to-many's links are read once: their keys go, and their targets are nullified.
-                var linkKeys: [[UInt8]] = []
-                let targets = try targets(of: key, p, values, linkKeys: &linkKeys)
-                if rule == .nullify {
-                    for target in targets where !writer.deleted.contains(target) {
-                        try writer.removeInverse(of: p, target: target, source: key)
-                    }
+                // A to-one's target is its field; a to-many's links are read once: their keys
+                // go, and their targets are nullified.
+                if p.isToOne {
+                    guard rule == .nullify, p.slot < values.count, case .reference(let target) = values[p.slot],
+                          !writer.deleted.contains(target) else { continue }
+                    try writer.removeInverse(of: p, target: target, source: key)
+                    continue
                 }
-                for k in linkKeys { writer.deleteLater(k, in: p.linkTree) }
+                var targets: [UInt64] = []
+                try links.forEachLink(of: key, p) { link, target in
+                    writer.deleteLater(link, in: p.linkTree)
+                    if rule == .nullify, let target, !writer.deleted.contains(target) { targets.append(target) }
+                }
+                // (After the walk: a nullify may flush the batch, which ends the walk's cursor.)
+                for target in targets { try writer.removeInverse(of: p, target: target, source: key) }
             }
             var change = RecordedChange(kind: .delete, key: key)
             for slot in entity.recordSlots where slot < values.count && !values[slot].isNull {
@@ -171,27 +178,60 @@ struct BatchDeleter {
         return present
     }
 
-    /// The objects `key`'s relationship `p` reaches: its to-one field, or its links (whose
-    /// keys are appended to `linkKeys`).
-    private func targets(of key: UInt64, _ p: PropertyInfo, _ values: [StoredValue]) throws -> [UInt64] {
-        var ignored: [[UInt8]] = []
-        return try targets(of: key, p, values, linkKeys: &ignored)
+}
+
+/// Reads deleted objects' links: one cursor per links tree, kept from one object to the next
+/// (they come in key order, so each read is a search in the leaf the last one ended on, or a
+/// short descent), made again after the batch is flushed (a cursor must not outlive a change
+/// to its tree).
+private struct LinkReader {
+    let writer: BatchWriter
+    /// A short list, searched by comparing names (as BatchWriter's `doomed`).
+    private var cursors: [(tree: String, cursor: Cursor)] = []
+    private var flushes = 0
+    /// The source's key, rewritten in place for each read.
+    private var prefix = [UInt8](repeating: 0, count: 8)
+
+    init(writer: BatchWriter) {
+        self.writer = writer
+        flushes = writer.flushes
     }
 
-    private func targets(of key: UInt64, _ p: PropertyInfo, _ values: [StoredValue], linkKeys: inout [[UInt8]]) throws -> [UInt64] {
+    /// The objects `key`'s relationship `p` reaches: its to-one field, or its links' targets.
+    mutating func targets(of key: UInt64, _ p: PropertyInfo, _ values: [StoredValue]) throws -> [UInt64] {
         if p.isToOne {
             guard p.slot < values.count, case .reference(let target) = values[p.slot] else { return [] }
             return [target]
         }
-        let prefix = PrimaryKey.bytes(key)
         var out: [UInt64] = []
-        var cursor = try writer.txn.cursor(in: p.linkTree)
-        var entry = try cursor.seek(to: prefix)
-        while let (k, v) = entry, k.starts(with: prefix) {
-            linkKeys.append(k)
-            if k.count == 16, let target = p.isOrdered ? PrimaryKey.read(v) : PrimaryKey.read(k, at: 8) { out.append(target) }
-            entry = try cursor.next()
-        }
+        try forEachLink(of: key, p) { _, target in if let target { out.append(target) } }
         return out
+    }
+
+    /// Calls `body` with each link of `key` in the to-many `p`'s links tree: its key in place
+    /// and its target (nil for a key that is not a link's 16 bytes).
+    mutating func forEachLink(of key: UInt64, _ p: PropertyInfo, _ body: (UnsafeRawBufferPointer, UInt64?) throws -> Void) throws {
+        if flushes != writer.flushes {
+            cursors = []
+            flushes = writer.flushes
+        }
+        let i: Int
+        if let known = cursors.firstIndex(where: { $0.tree == p.linkTree }) {
+            i = known
+        } else {
+            cursors.append((p.linkTree, try writer.txn.cursor(in: p.linkTree)))
+            i = cursors.count - 1
+        }
+        prefix.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
+        guard try cursors[i].cursor.move(forwardTo: prefix) else { return }
+        let ordered = p.isOrdered
+        while try cursors[i].cursor.withCurrent({ k, v in
+            guard PrimaryKey.read(k) == key else { return false }
+            let target = k.count != 16 ? nil : ordered ? PrimaryKey.read(v) : PrimaryKey.read(UnsafeRawBufferPointer(rebasing: k[8...]))
+            try body(k, target)
+            return true
+        }) == true {
+            guard try cursors[i].cursor.advance() else { return }
+        }
     }
 }

@@ -24,6 +24,9 @@
 protocol SortedPutRun {
     var count: Int { get }
     func withEntry<R, E: Error>(_ position: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R
+    /// Starts loading what the entries some positions after `position` will read, where they
+    /// are not in memory order.
+    func prefetch(ahead position: Int)
 }
 
 /// Entries as arrays, already in order.
@@ -40,6 +43,7 @@ struct ArrayPutRun: SortedPutRun {
         }
         return try result.get()
     }
+    func prefetch(ahead position: Int) {}
 }
 
 /// Packed entries in the order `order` gives (their own order when nil).
@@ -50,6 +54,12 @@ struct PackedPutRun: SortedPutRun {
     @inline(__always)
     func withEntry<R, E: Error>(_ position: Int, _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer) throws(E) -> R) throws(E) -> R {
         try entries.withEntry(order?[position] ?? position, body)
+    }
+    /// Entries in key order are scattered over the chunks unless they were put in order.
+    @inline(__always)
+    func prefetch(ahead position: Int) {
+        guard let order else { return }
+        entries.prefetch(ahead: position, in: order)
     }
 }
 
@@ -69,6 +79,7 @@ extension BTree {
         var spreadsFailed = 0
         var i = 0
         while i < run.count {
+            run.prefetch(ahead: i)
             let consumed = try run.withEntry(i) { (key, value) throws(EngineError) -> Int in
                 if leaf == nil, root != .none {
                     let (found, bound) = try locate(key, root: root, in: ws, path: &path)
@@ -180,6 +191,7 @@ extension BTree {
             var growth = 0, j = first, gap: Int?
             block = true
             while j < run.count, growth < capacity / 2 {
+                run.prefetch(ahead: j)
                 let step: (growth: Int, gap: Int, found: Bool)? = run.withEntry(j) { key, value in
                     guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
                           isBelow(key, upper) else { return nil }
@@ -208,6 +220,7 @@ extension BTree {
         var next = first, cell = 0, added = 0
         var stop = false, overBudget = false
         while !stop, next < run.count {
+            run.prefetch(ahead: next)
             run.withEntry(next) { key, value in
                 guard isInline(keyLength: key.count, valueLength: value.count, ws.limits),
                       isBelow(key, upper) else {
@@ -359,42 +372,49 @@ extension BTree {
 }
 
 extension BTree {
-    /// Deletes `keys` (ascending, distinct) without a descent from the root for each: a key in
-    /// the owned leaf the previous one was in (below its upper bound) is removed in place unless
-    /// it is the leaf's last cell or holds an overflow or blob value; anything else goes through
-    /// `delete`, and the next key descends again. Returns the new root and the keys removed (in
-    /// order), as applying `delete` to each key in order would.
-    static func deleteSorted(_ keys: [[UInt8]], root start: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (root: PageNumber, removed: [[UInt8]]) {
+    /// Deletes the keys of `keys` in `order` (ascending, distinct; nil: their own order, which
+    /// is) without a descent from the root for each: a key in the owned leaf the previous one
+    /// was in (below its upper bound) is removed in place unless it is the leaf's last cell or
+    /// holds an overflow or blob value; anything else goes through `delete`, and the next key
+    /// descends again. Returns the new root and the positions in `keys` of the keys removed (in
+    /// key order), as applying `delete` to each key in order would.
+    static func deleteSorted(_ keys: DeleteKeys, order: [Int]?, root start: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (root: PageNumber, removed: [Int]) {
         var root = start
-        var removed: [[UInt8]] = []
-        removed.reserveCapacity(keys.count)
+        var removed: [Int] = []
+        removed.reserveCapacity(order?.count ?? keys.count)
         // The leaf and bound of the previous key, kept apart (see putSorted).
         var leaf: Page?
         var upper: [UInt8]?
         var path: [(page: Page, position: Int)] = []
-        for i in keys.indices {
+        for j in 0..<(order?.count ?? keys.count) {
             guard root != .none else { break }
-            if leaf == nil {
-                let (found, bound) = try withRawBytes(keys[i]) { (k) throws(EngineError) in try locate(k, root: root, in: ws, path: &path) }
-                if ws.isOwned(found) { leaf = found; upper = bound }
+            let i: Int
+            if let order {
+                i = order[j]
+                keys.entries.prefetch(ahead: j, in: order)
+            } else {
+                i = j
             }
-            if let current = leaf {
-                let inPlace: Bool? = keys[i].withUnsafeBytes { k in
-                    if !isBelow(k, upper) { return nil }
-                    let (index, found) = leafSearch(current, k)
-                    guard found else { return false }
-                    guard current.count > 1, current.leafStorage(index) == .inline else { return nil }
-                    current.removeSlot(at: index)
-                    return true
+            let gone = try keys.withKey(i) { (k) throws(EngineError) -> Bool in
+                if leaf == nil {
+                    let (found, bound) = try locate(k, root: root, in: ws, path: &path)
+                    if ws.isOwned(found) { leaf = found; upper = bound }
                 }
-                if inPlace == true { removed.append(keys[i]); continue }
-                if inPlace == false { continue }     // not in the tree
+                if let current = leaf, isBelow(k, upper) {
+                    let (index, found) = leafSearch(current, k)
+                    guard found else { return false }       // not in the tree
+                    if current.count > 1, current.leafStorage(index) == .inline {
+                        current.removeSlot(at: index)
+                        return true
+                    }
+                }
+                let result = try delete(Array(k), root: root, in: ws)
+                root = result.root
+                leaf = nil
+                upper = nil
+                return result.removed
             }
-            let result = try delete(keys[i], root: root, in: ws)
-            root = result.root
-            if result.removed { removed.append(keys[i]) }
-            leaf = nil
-            upper = nil
+            if gone { removed.append(i) }
         }
         return (root, removed)
     }

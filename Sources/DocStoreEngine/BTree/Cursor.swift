@@ -82,6 +82,22 @@ public struct Cursor {
         return try settle(forward: true)
     }
 
+    /// `move(to:)` for keys visited in ascending order: a `key` within the leaf the cursor is on
+    /// is a binary search in that leaf, and one past it a descent from the lowest branch the two
+    /// share, not from the root (a batch delete reads each deleted object's links this way).
+    public mutating func move(forwardTo key: [UInt8]) throws(EngineError) -> Bool {
+        leavesWalked = 0
+        try withRawBytes(key) { (k) throws(EngineError) in
+            guard let l = leaf, l.count > 0, compareKeys(l.leafKey(0), k) <= 0 else { return try descendFromRoot(to: k) }
+            if compareKeys(l.leafKey(l.count - 1), k) >= 0 {
+                index = BTree.leafSearch(l, k).0
+            } else {
+                try descendForward(to: k)
+            }
+        }
+        return try settle(forward: true)
+    }
+
     /// Places the cursor where `k` is or would be, descending from the root.
     private mutating func descendFromRoot(to k: UnsafeRawBufferPointer) throws(EngineError) {
         path.removeAll(keepingCapacity: true)

@@ -12,6 +12,8 @@
 //       so that offsets fit in 32 bits.
 //   P2  Entries keep the order they were appended in; sorting is the transaction's business.
 
+internal import CPrefetch
+
 /// Keys and values to put into one tree, appended in call order.
 public struct PutEntries: Sendable {
     struct Span: Sendable {
@@ -68,7 +70,7 @@ public struct PutEntries: Sendable {
         withUnsafeBytes(of: words) { append(rawKey: $0, valueCapacity: 0) { _ in } }
     }
 
-    private mutating func append(rawKey key: UnsafeRawBufferPointer, valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
+    mutating func append(rawKey key: UnsafeRawBufferPointer, valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
         let room = key.count + valueCapacity
         if chunks.isEmpty || chunks[chunks.count - 1].capacity - chunks[chunks.count - 1].count < room
             || chunks[chunks.count - 1].count + room > Int(UInt32.max) / 2 {
@@ -108,6 +110,41 @@ public struct PutEntries: Sendable {
         }
         return try result.get()
     }
+
+    /// Starts loading entry `i`'s span into the cache. Entries visited in key order (not the
+    /// order they were appended in) are scattered over the chunks: a visit `prefetchDistance`
+    /// ahead asks for the span, and half as far ahead for the key it points to (`prefetchKey`),
+    /// so neither is waited for (a batch delete's sorted visit of 2.5 million scattered keys
+    /// waited on both, each time).
+    @inline(__always) func prefetchSpan(_ i: Int) {
+        let s = i >> Self.segmentShift
+        guard s < segments.count else { return }
+        segments[s].withUnsafeBufferPointer { b in
+            let j = i & (Self.segmentSize - 1)
+            if j < b.count, let base = b.baseAddress { docstore_prefetch(base + j) }
+        }
+    }
+
+    /// Starts loading the start of entry `i`'s key into the cache (reading its span: best
+    /// after `prefetchSpan(i)`).
+    @inline(__always) func prefetchKey(_ i: Int) {
+        guard i < count else { return }
+        let span = span(i)
+        chunks[Int(span.chunk)].withUnsafeBytes { raw in
+            if let base = raw.baseAddress, Int(span.start) < raw.count { docstore_prefetch(base + Int(span.start)) }
+        }
+    }
+
+    /// Starts loading, for a visit of the entries in `order` at its position `j`, what the
+    /// visits ahead will read: the span `prefetchDistance` ahead, the key half as far.
+    @inline(__always) func prefetch(ahead j: Int, in order: [Int]) {
+        let far = j + Self.prefetchDistance, near = j + Self.prefetchDistance / 2
+        if far < order.count { prefetchSpan(order[far]) }
+        if near < order.count { prefetchKey(order[near]) }
+    }
+
+    /// How far ahead of a visit in key order `prefetchSpan` looks (`prefetchKey` half as far).
+    static let prefetchDistance = 16
 
     /// The positions of the entries in ascending key order, one per distinct key (the last put
     /// of a key wins); nil when they are ascending and distinct already (PutBuffer.keyOrder).

@@ -197,18 +197,29 @@ public final class WriteTransaction: Transaction {
     /// - Throws: `.treeNotFound`, `.transactionClosed`.
     @discardableResult
     public func delete(keys: [[UInt8]], in tree: String) throws(EngineError) -> Int {
+        try delete(DeleteKeys(keys), in: tree)
+    }
+
+    /// ``delete(keys:in:)`` for keys packed in a ``DeleteKeys``: what a batch delete builds, so
+    /// that its keys are not an array each.
+    /// - Throws: `.treeNotFound`, `.transactionClosed`; `.keyTooLarge` (and nothing is deleted)
+    ///   for a key of 4 GiB or more.
+    @discardableResult
+    public func delete(_ keys: DeleteKeys, in tree: String) throws(EngineError) -> Int {
         _ = try requireTree(tree)
         try checkOpen()
+        if keys.hasOversizedKey { throw EngineError(.keyTooLarge, "a key of 4 GiB or more cannot be in a tree") }
         try applyBuffered()
         guard var info = try info(tree), !keys.isEmpty else { return 0 }
         // Sorted as PutBuffer sorts its puts, once each.
-        let distinct = PutBuffer.keyOrder(keys.count) { keys[$0] }.map { $0.map { keys[$0] } } ?? keys
-        let (root, removed) = try BTree.deleteSorted(distinct, root: info.root, in: ws)
+        let (root, removed) = try BTree.deleteSorted(keys, order: keys.keyOrder(), root: info.root, in: ws)
         guard !removed.isEmpty else { return 0 }
         info.root = root
         info.count -= UInt64(removed.count)
         try setInfo(tree, info)
-        log.appendDeletes(tree: tree, removed, byteCount: removed.reduce(0) { $0 + $1.count + 2 })
+        var byteCount = 0
+        for i in removed { byteCount += keys.withKey(i) { $0.count } + 2 }
+        log.appendDeletes(tree: tree, keys, removed, byteCount: byteCount)
         try spillIfNeeded()
         return removed.count
     }

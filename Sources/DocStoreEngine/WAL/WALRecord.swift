@@ -113,15 +113,19 @@ struct WALPayloadBuilder {
         }
     }
 
-    /// Logs deletes of `keys` from `tree` (`byteCount` bytes of keys), as `appendPuts` logs puts.
-    mutating func appendDeletes(tree t: String, _ keys: [[UInt8]], byteCount: Int) {
-        guard records(keys.count, of: byteCount + 4 * keys.count) else { return }
+    /// Logs deletes from `tree` of the keys of `keys` at the positions `removed`, in that order
+    /// (`byteCount` bytes of keys), as `appendPuts` logs puts.
+    mutating func appendDeletes(tree t: String, _ keys: DeleteKeys, _ removed: [Int], byteCount: Int) {
+        guard records(removed.count, of: byteCount + 4 * removed.count) else { return }
         let index = UInt64(tree(t))
         let kind = WALOperation.delete(tree: t, key: []).kind
-        for key in keys {
-            ops.append(kind)
-            ops.appendVarint(index)
-            ops.appendLengthPrefixed(key)
+        for i in removed {
+            keys.withKey(i) { key in
+                ops.append(kind)
+                ops.appendVarint(index)
+                ops.appendVarint(UInt64(key.count))
+                ops.append(contentsOf: key)
+            }
         }
     }
 
