@@ -398,7 +398,10 @@ import DocStoreTestSupport
 
         // Deleting notes by ID nullifies their folder's ordered links and their tags' links.
         let doomed = notes.prefix(5).compactMap(\.objectID)
-        _ = try store.execute(BatchDeleteRequest(objectIDs: doomed + [try store.objectID(forEntityName: "Note", number: 9_999)]))
+        var byID = BatchDeleteRequest(objectIDs: doomed + [try store.objectID(forEntityName: "Note", number: 9_999)])
+        byID.resultType = .objectIDs
+        // The ID of no stored note is passed over: the result names the five that were there.
+        #expect(Set(try store.execute(byID).objectIDs) == Set(doomed))
         #expect(try store.verify() == [])
         #expect(try fetchNotes(Context(store: store)).count == 25)
         let after = Context(store: store)

@@ -82,19 +82,6 @@ struct BatchDeleter {
 
     /// Deletes `roots` and what cascades from them; returns the roots that existed.
     func delete(_ roots: [UInt64]) throws -> [UInt64] {
-        // BD2: the closure over cascade rules, each object's record read once.
-        var records: [UInt64: [UInt8]] = [:]
-        var present: [UInt64] = []
-        var work: [UInt64] = []
-        // The roots' records through one cursor (they come in key order: no descent from the root
-        // each); nothing is written before BD4.
-        var lookup = RecordLookup(writer.txn)
-        for key in roots where records[key] == nil {
-            guard let entity = model.entity(ofKey: key), let bytes = try lookup.withRecord(key, entity, { Array($0) }) else { continue }
-            records[key] = bytes
-            present.append(key)
-            work.append(key)
-        }
         // Per entity, made once: its relationships with their delete rules and the fields a
         // deletion decodes (each object's were looked up through its properties, per object).
         var plans: [UInt32: DeletionPlan] = [:]
@@ -105,31 +92,62 @@ struct BatchDeleter {
             return made
         }
         /// The values of the deleted object `key` that deleting it needs (a partial decode).
-        func neededValues(_ key: UInt64, _ entity: EntityInfo, _ bytes: [UInt8]) throws -> [StoredValue] {
+        func neededValues(_ key: UInt64, _ entity: EntityInfo, _ bytes: UnsafeRawBufferPointer) throws -> [StoredValue] {
             var values = entity.defaults
             _ = try RecordCoding.decode(bytes, key: key, into: &values, slotForField: plan(entity).readMap, partial: true)
             return values
         }
+        func neededValues(_ key: UInt64, _ entity: EntityInfo, _ bytes: [UInt8]) throws -> [StoredValue] {
+            try bytes.withUnsafeBytes { try neededValues(key, entity, $0) }
+        }
+
+        // BD2: the set to delete (`writer.deleted`), closed over cascade rules. An object whose
+        // entity has cascade or deny rules keeps a copy of its record, read again by BD2 and
+        // BD3; any other's record is read only at BD4, in place, where a root that is not
+        // stored is passed over (a batch of 500 000 notes copied each into a dictionary, and
+        // read each twice).
+        var kept: [UInt64: [UInt8]] = [:]
+        var present: [UInt64] = []
+        var reached: [UInt64] = []
+        var work: [UInt64] = []
+        // The roots' records through one cursor (they come in key order: no descent from the root
+        // each); nothing is written before BD4.
+        var lookup = RecordLookup(writer.txn)
+        writer.deleted.reserveCapacity(roots.count)
+        for key in roots where !writer.deleted.contains(key) {
+            guard let entity = model.entity(ofKey: key) else { continue }
+            if plan(entity).cascades || plan(entity).denies {
+                guard let bytes = try lookup.withRecord(key, entity, { Array($0) }) else { continue }
+                kept[key] = bytes
+                work.append(key)
+            }
+            writer.deleted.insert(key)
+            present.append(key)
+        }
         var links = LinkReader(writer: writer)
         while let key = work.popLast() {
-            guard let entity = model.entity(ofKey: key), let bytes = records[key], plan(entity).cascades else { continue }
+            guard let entity = model.entity(ofKey: key), let bytes = kept[key], plan(entity).cascades else { continue }
             let values = try neededValues(key, entity, bytes)
             for (p, rule) in plan(entity).relationships where rule == .cascade {
-                for target in try links.targets(of: key, p, values) where records[target] == nil {
+                for target in try links.targets(of: key, p, values) where !writer.deleted.contains(target) {
                     guard let targetEntity = model.entity(ofKey: target),
                           let targetBytes = try writer.txn.get(PrimaryKey.bytes(target), in: targetEntity.recordsTree) else { continue }
-                    records[target] = targetBytes
-                    work.append(target)
+                    writer.deleted.insert(target)
+                    reached.append(target)
+                    if plan(targetEntity).cascades || plan(targetEntity).denies {
+                        kept[target] = targetBytes
+                        work.append(target)
+                    }
                 }
             }
         }
-        writer.deleted = Set(records.keys)
-        let doomed = records.keys.sorted()
+        // (Sorting the roots, in key order already, is a pass over them.)
+        let doomed = reached.isEmpty ? present.sorted() : (present + reached).sorted()
 
         // BD3: deny rules against the whole set.
         var denied: [DocStoreError.Problem] = []
         for key in doomed {
-            guard let entity = model.entity(ofKey: key), let bytes = records[key], plan(entity).denies else { continue }
+            guard let entity = model.entity(ofKey: key), plan(entity).denies, let bytes = kept[key] else { continue }
             let values = try neededValues(key, entity, bytes)
             for (p, rule) in plan(entity).relationships where rule == .deny {
                 for target in try links.targets(of: key, p, values) where !writer.deleted.contains(target) {
@@ -145,10 +163,28 @@ struct BatchDeleter {
                                 entity: denied[0].entity, property: denied[0].property, problems: denied)
         }
 
-        // BD4, BD5: records, index entries, links and the other side of nullified links.
+        // BD4, BD5: records, index entries, links and the other side of nullified links. Records
+        // not kept are read in key order through one cursor, made again after a flush of the
+        // batch (a nullify may flush it; what it deletes is only what was handled already).
+        var reader = RecordLookup(writer.txn)
+        var flushes = writer.flushes
+        var missing = Set<UInt64>()
         for key in doomed {
-            guard let entity = model.entity(ofKey: key), let bytes = records[key] else { continue }
-            let values = try neededValues(key, entity, bytes)
+            guard let entity = model.entity(ofKey: key) else { continue }
+            let values: [StoredValue]
+            if let bytes = kept[key] {
+                values = try neededValues(key, entity, bytes)
+            } else {
+                if flushes != writer.flushes {
+                    reader = RecordLookup(writer.txn)
+                    flushes = writer.flushes
+                }
+                guard let read = try reader.withRecord(key, entity, { try neededValues(key, entity, $0) }) else {
+                    missing.insert(key)     // a root given by ID that is not stored
+                    continue
+                }
+                values = read
+            }
             try IndexEntries.remove(key: key, entity, values: values, writer.txn, deleter: writer.deleteLater)
             writer.deleteLater(PrimaryKey.bytes(key), in: entity.recordsTree)
             for (p, rule) in plan(entity).relationships {
@@ -175,7 +211,7 @@ struct BatchDeleter {
             }
             writer.changes.append(change)
         }
-        return present
+        return missing.isEmpty ? present : present.filter { !missing.contains($0) }
     }
 
 }

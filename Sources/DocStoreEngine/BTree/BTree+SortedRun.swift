@@ -373,48 +373,60 @@ extension BTree {
 
 extension BTree {
     /// Deletes the keys of `keys` in `order` (ascending, distinct; nil: their own order, which
-    /// is) without a descent from the root for each: a key in the owned leaf the previous one
-    /// was in (below its upper bound) is removed in place unless it is the leaf's last cell or
-    /// holds an overflow or blob value; anything else goes through `delete`, and the next key
-    /// descends again. Returns the new root and the positions in `keys` of the keys removed (in
-    /// key order), as applying `delete` to each key in order would.
+    /// is) without a descent from the root for each: after one descent to an owned leaf, the
+    /// keys that follow below its upper bound are removed in place, in a loop of their own,
+    /// unless one is the leaf's last cell or holds an overflow or blob value — that one goes
+    /// through `delete`; a key past the bound descends again, and so does any key once a leaf
+    /// that is not owned was reached (`delete` makes it owned). Returns the new root and the
+    /// positions in `keys` of the keys removed (in key order), as applying `delete` to each
+    /// key in order would.
     static func deleteSorted(_ keys: DeleteKeys, order: [Int]?, root start: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (root: PageNumber, removed: [Int]) {
         var root = start
+        let n = order?.count ?? keys.count
         var removed: [Int] = []
-        removed.reserveCapacity(order?.count ?? keys.count)
-        // The leaf and bound of the previous key, kept apart (see putSorted).
-        var leaf: Page?
-        var upper: [UInt8]?
+        removed.reserveCapacity(n)
         var path: [(page: Page, position: Int)] = []
-        for j in 0..<(order?.count ?? keys.count) {
-            guard root != .none else { break }
-            let i: Int
-            if let order {
-                i = order[j]
-                keys.entries.prefetch(ahead: j, in: order)
-            } else {
-                i = j
-            }
-            let gone = try keys.withKey(i) { (k) throws(EngineError) -> Bool in
-                if leaf == nil {
-                    let (found, bound) = try locate(k, root: root, in: ws, path: &path)
-                    if ws.isOwned(found) { leaf = found; upper = bound }
-                }
-                if let current = leaf, isBelow(k, upper) {
-                    let (index, found) = leafSearch(current, k)
-                    guard found else { return false }       // not in the tree
-                    if current.count > 1, current.leafStorage(index) == .inline {
-                        current.removeSlot(at: index)
-                        return true
+        /// What became of a key offered to the leaf in hand.
+        enum InPlace { case removed, absent, outside, needsDelete }
+        @inline(__always) func position(_ j: Int) -> Int {
+            guard let order else { return j }
+            keys.entries.prefetch(ahead: j, in: order)
+            return order[j]
+        }
+        var j = 0
+        outer: while j < n, root != .none {
+            var i = position(j)
+            let (found, bound) = try keys.withKey(i) { (k) throws(EngineError) in try locate(k, root: root, in: ws, path: &path) }
+            if ws.isOwned(found) {
+                // The keys in this leaf's range, one after another, in place.
+                var first = true
+                inner: while true {
+                    let outcome = keys.withKey(i) { k -> InPlace in
+                        guard isBelow(k, bound) else { return .outside }
+                        let (index, hit) = leafSearch(found, k)
+                        guard hit else { return .absent }
+                        guard found.count > 1, found.leafStorage(index) == .inline else { return .needsDelete }
+                        found.removeSlot(at: index)
+                        return .removed
                     }
+                    switch outcome {
+                    case .removed: removed.append(i)
+                    case .absent: break
+                    case .outside where !first: continue outer      // past the leaf: descend again
+                    case .outside, .needsDelete: break inner
+                    }
+                    first = false
+                    j += 1
+                    guard j < n else { break outer }
+                    i = position(j)
                 }
-                let result = try delete(Array(k), root: root, in: ws)
-                root = result.root
-                leaf = nil
-                upper = nil
-                return result.removed
             }
-            if gone { removed.append(i) }
+            // Not an owned leaf, a cell that needs more than a slot removed, or (for a key not
+            // below the bound of its own leaf) a descent of its own: `delete` settles it.
+            let result = try keys.withKey(i) { (k) throws(EngineError) in try delete(Array(k), root: root, in: ws) }
+            root = result.root
+            if result.removed { removed.append(i) }
+            j += 1
         }
         return (root, removed)
     }
