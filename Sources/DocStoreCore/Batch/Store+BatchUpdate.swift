@@ -96,32 +96,53 @@ extension Store {
             // BU5: without expressions, only the slots the update and its indexes read are decoded.
             let updatedSlots = Set(updates.map(\.slot))
             let decodesAll = updates.contains { if case .expression = $0.value { true } else { false } }
-            var readMaps: [UInt32: [Int]] = [:]
+            /// What updating an object of one entity needs, made once per entity: the fields
+            /// decoded (BU5), whether an index reads an updated slot (when none does, no
+            /// object's index entries are looked at), the fields a record keeps.
+            struct Plan {
+                let readMap: [Int]
+                let touchesIndexes: Bool
+                let slotForField: [Int]
+            }
+            var plans: [UInt32: Plan] = [:]
+            func plan(_ objectEntity: EntityInfo) -> Plan {
+                if let known = plans[objectEntity.id] { return known }
+                let touches = objectEntity.properties.contains { $0.indexTree != nil && updatedSlots.contains($0.slot) }
+                    || objectEntity.compoundIndexes.contains { $0.elements.contains { updatedSlots.contains($0.slot) } }
+                let made = Plan(readMap: decodesAll ? objectEntity.slotForField : Self.slotsRead(by: updatedSlots, in: objectEntity),
+                                touchesIndexes: touches, slotForField: objectEntity.slotForField)
+                plans[objectEntity.id] = made
+                return made
+            }
             // The records are read through one cursor, in key order (the keys come sorted): no
             // descent from the root each. The batch's puts reach the records tree only when it
-            // flushes; the cursor is made again after one.
+            // flushes; the cursor is made again after one. Each record is copied into one
+            // buffer, patched into another and its key written into a third, all reused: a
+            // batch of 500 000 objects made three arrays for each.
             var lookup = RecordLookup(writer.txn)
             var flushesSeen = writer.flushes
+            var bytes: [UInt8] = []
+            var patched: [UInt8] = []
+            var keyBytes = [UInt8](repeating: 0, count: 8)
+            var changes: [(fieldID: UInt32, value: StoredValue)] = []
+            // The history's field list of the last object, shared with the next one that
+            // changed the same fields (most do).
+            var lastFields: (slots: [Int], fields: [UInt32]) = ([], [])
             for key in keys {
                 if writer.flushes != flushesSeen {
                     lookup = RecordLookup(writer.txn)
                     flushesSeen = writer.flushes
                 }
                 guard let objectEntity = model.entity(ofKey: key),
-                      let bytes = try lookup.withRecord(key, objectEntity, { Array($0) }) else { continue }
+                      try lookup.visitRecord(key, objectEntity, { raw in
+                          bytes.removeAll(keepingCapacity: true)
+                          bytes.append(contentsOf: raw)
+                      }) else { continue }
+                let plan = plan(objectEntity)
                 var old = objectEntity.defaults
-                let map: [Int]
-                if decodesAll {
-                    map = objectEntity.slotForField
-                } else if let known = readMaps[objectEntity.id] {
-                    map = known
-                } else {
-                    map = Self.slotsRead(by: updatedSlots, in: objectEntity)
-                    readMaps[objectEntity.id] = map
-                }
-                let version = try RecordCoding.decode(bytes, key: key, into: &old, slotForField: map, partial: !decodesAll)
+                let version = try RecordCoding.decode(bytes, key: key, into: &old, slotForField: plan.readMap, partial: !decodesAll)
                 var values = old
-                var changedSlots = Set<Int>()
+                var changedSlots: [Int] = []      // a few slots: a list, sorted below
                 let before = problems.count
                 func problem(_ slot: Int, _ message: String) {
                     problems.append(.init(entity: "\(objectEntity.name)/\(key & PrimaryKey.sequenceMask)", property: objectEntity.properties[slot].name, message))
@@ -141,10 +162,11 @@ extension Store {
                     }
                     if new != values[slot] {
                         values[slot] = new
-                        changedSlots.insert(slot)
+                        if !changedSlots.contains(slot) { changedSlots.append(slot) }
                     }
                 }
-                for slot in changedSlots.sorted() {
+                changedSlots.sort()
+                for slot in changedSlots {
                     let p = objectEntity.properties[slot]
                     if let rules = p.rules, let message = Context.check(values[slot], against: rules) { problem(slot, message) }
                     if case .toOne(let r) = p.kind, !r.isOptional, values[slot].isNull { problem(slot, "is required (a to-one relationship with no object)") }
@@ -155,19 +177,28 @@ extension Store {
                     continue
                 }
                 guard !changedSlots.isEmpty, problems.isEmpty else { continue }     // BU4, BU3
-                try IndexEntries.remove(key: key, objectEntity, values: old, writer.txn, affected: { $0.intersects(changedSlots) })
-                IndexEntries.add(key: key, objectEntity, values: values, to: &writer.batch, affected: { $0.intersects(changedSlots) })
-                let changes = changedSlots.map { (fieldID: objectEntity.properties[$0].fieldID, value: values[$0]) }.sorted { $0.fieldID < $1.fieldID }
-                let record = try RecordCoding.patch(bytes, key: key, schemaVersion: catalog.schemaVersion, rowVersion: version + 1, changes: changes) { field in
-                    Int(field) < objectEntity.slotForField.count && objectEntity.slotForField[Int(field)] >= 0
+                if plan.touchesIndexes {
+                    let changed = Set(changedSlots)
+                    try IndexEntries.remove(key: key, objectEntity, values: old, writer.txn, affected: { $0.intersects(changed) })
+                    IndexEntries.add(key: key, objectEntity, values: values, to: &writer.batch, affected: { $0.intersects(changed) })
                 }
-                writer.batch.put(record, for: PrimaryKey.bytes(key), in: objectEntity.recordsTree)
-                for slot in changedSlots.sorted() where objectEntity.properties[slot].isToOne {
+                changes.removeAll(keepingCapacity: true)
+                for slot in changedSlots { changes.append((objectEntity.properties[slot].fieldID, values[slot])) }
+                changes.sort { $0.fieldID < $1.fieldID }
+                try RecordCoding.patch(bytes, key: key, schemaVersion: catalog.schemaVersion, rowVersion: version + 1, changes: changes, into: &patched) { field in
+                    Int(field) < plan.slotForField.count && plan.slotForField[Int(field)] >= 0
+                }
+                keyBytes.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
+                writer.batch.put(patched, for: keyBytes, in: objectEntity.recordsTree)
+                for slot in changedSlots where objectEntity.properties[slot].isToOne {
                     let p = objectEntity.properties[slot]
                     if case .reference(let oldTarget) = old[slot] { try writer.removeInverse(of: p, target: oldTarget, source: key) }
                     if case .reference(let newTarget) = values[slot] { try writer.addInverse(of: p, target: newTarget, source: key) }
                 }
-                writer.changes.append(RecordedChange(kind: .update, key: key, fields: changedSlots.map { objectEntity.properties[$0].fieldID }.sorted()))
+                if lastFields.slots != changedSlots || plans.count > 1 {
+                    lastFields = (changedSlots, changedSlots.map { objectEntity.properties[$0].fieldID }.sorted())
+                }
+                writer.changes.append(RecordedChange(kind: .update, key: key, fields: lastFields.fields))
                 updated.append(key)
             }
             if !problems.isEmpty {

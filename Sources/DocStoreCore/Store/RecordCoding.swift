@@ -222,19 +222,21 @@ enum RecordCoding {
     /// (ascending field IDs; a null removes the field); every other field `keep` accepts is
     /// copied as it is, without being decoded, and the rest are dropped. A batch update
     /// changing two small fields of a record with long strings copies the strings' bytes.
+    /// The record is written into `out`, which is emptied first (a buffer kept from record to
+    /// record).
     static func patch(_ bytes: [UInt8], key: UInt64, schemaVersion: UInt32, rowVersion: UInt64,
-                      changes: [(fieldID: UInt32, value: StoredValue)], keep: (UInt32) -> Bool) throws(DocStoreError) -> [UInt8] {
+                      changes: [(fieldID: UInt32, value: StoredValue)], into out: inout [UInt8], keep: (UInt32) -> Bool) throws(DocStoreError) {
         try withRaw(bytes) { (raw) throws(DocStoreError) in
             var reader = RecordReader(bytes: raw, key: key)
             let header = try readHeader(&reader)
-            var out: [UInt8] = []
+            out.removeAll(keepingCapacity: true)
             out.reserveCapacity(bytes.count + 16)
             out.append(formatVersion)
             out.appendVarint(UInt64(header.entityID))
             out.appendVarint(UInt64(schemaVersion))
             out.appendVarint(rowVersion)
             var next = 0
-            func writeChanges(below limit: UInt64) {
+            func writeChanges(below limit: UInt64, _ out: inout [UInt8]) {
                 while next < changes.count, UInt64(changes[next].fieldID) < limit {
                     if !changes[next].value.isNull {
                         out.appendVarint(UInt64(changes[next].fieldID))
@@ -248,15 +250,14 @@ enum RecordCoding {
                 let at = reader.offset
                 let id = UInt64(try reader.fieldID(after: &previous))
                 try reader.skipValue()
-                writeChanges(below: id)
+                writeChanges(below: id, &out)
                 if next < changes.count, UInt64(changes[next].fieldID) == id {
-                    writeChanges(below: id + 1)
+                    writeChanges(below: id + 1, &out)
                 } else if keep(UInt32(id)) {
                     out.append(contentsOf: raw[at..<reader.offset])
                 }
             }
-            writeChanges(below: UInt64.max)
-            return out
+            writeChanges(below: UInt64.max, &out)
         }
     }
 
