@@ -542,11 +542,12 @@ extension WriteBatch {
 /// sorted, so a save writes each tree's entries in one ordered run rather than interleaving
 /// records, links and index entries. Unique index entries are checked against the store and
 /// against each other before anything is put. Deletes are grouped by tree too and made in key
-/// order, a few thousand at a time (WriteTransaction.delete(keys:in:)), before any put.
+/// order, a few thousand at a time (WriteTransaction.delete(_:in:), packed in DeleteKeys),
+/// before any put.
 struct WriteBatch {
     /// Deletes by tree not made yet: at most `deleteChunk` per tree (then they are made), so a
     /// save of many deletions does not hold all their keys.
-    private var deletes: [String: [[UInt8]]] = [:]
+    private var deletes: [String: DeleteKeys] = [:]
     static let deleteChunk = 8_192
 
     /// Puts by tree, in the order the trees were first named (a save names a handful of trees,
@@ -562,10 +563,9 @@ struct WriteBatch {
 
     /// Deletes `key` from `tree` — now, with the others of its chunk, or in `applyDeletes`.
     mutating func delete(_ key: [UInt8], in tree: String, _ txn: WriteTransaction) throws {
-        deletes[tree, default: []].append(key)
-        if let keys = deletes[tree], keys.count >= Self.deleteChunk {
-            deletes[tree] = nil
-            try txn.delete(keys: keys, in: tree)
+        deletes[tree, default: DeleteKeys()].append(key)
+        if deletes[tree]?.count ?? 0 >= Self.deleteChunk, let keys = deletes.removeValue(forKey: tree) {
+            try txn.delete(keys, in: tree)
         }
     }
 
@@ -588,7 +588,7 @@ struct WriteBatch {
         var made = 0
         for i in puts.indices where puts[i].entries.footprint >= runBytes {
             let tree = puts[i].tree
-            if let keys = deletes.removeValue(forKey: tree) { try txn.delete(keys: keys, in: tree) }
+            if let keys = deletes.removeValue(forKey: tree) { try txn.delete(keys, in: tree) }
             let entries = puts[i].entries
             puts[i].entries = PutEntries()
             try txn.put(entries: entries, in: tree)
@@ -601,7 +601,7 @@ struct WriteBatch {
     mutating func applyDeletes(_ txn: WriteTransaction) throws {
         for tree in deletes.keys.sorted() {
             guard let keys = deletes.removeValue(forKey: tree) else { continue }
-            try txn.delete(keys: keys, in: tree)
+            try txn.delete(keys, in: tree)
         }
     }
 
