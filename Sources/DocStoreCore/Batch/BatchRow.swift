@@ -78,9 +78,29 @@ struct BatchRowReader {
             case .problem(let message): problem(message)
             }
         case .toMany:
+            /// The targets of `items`, once each in their order (BR3), as `p`'s.
+            func resolveAll<C: Collection>(_ items: C, _ resolve: (C.Element) throws -> Target) rethrows {
+                var keys: [UInt64] = []
+                keys.reserveCapacity(items.count)
+                var seen = items.count > 16 ? Set<UInt64>() : nil
+                for item in items {
+                    switch try resolve(item) {
+                    case .key(let key):
+                        let isNew = seen.map { _ in seen?.insert(key).inserted ?? true } ?? !keys.contains(key)
+                        if isNew { keys.append(key) }
+                    case .problem(let message): problem(message)
+                    }
+                }
+                row.toMany.removeAll { $0.slot == p.slot }
+                row.toMany.append((p.slot, keys))
+            }
+            // An array of IDs, the usual form, is resolved as it is: converted to [Any] first,
+            // each ID was boxed and cast back.
+            if let ids = value as? [ObjectID] {
+                return try resolveAll(ids) { try target($0, for: p, writer: writer) }
+            }
             let items: [Any]
             switch value {
-            case let ids as [ObjectID]: items = ids
             case let objects as [ManagedObject]: items = objects
             case let set as Set<ObjectID>: items = set.sorted { $0.primaryKey < $1.primaryKey }
             case let set as Set<ManagedObject>: items = set.sorted { $0.key < $1.key }
@@ -94,19 +114,7 @@ struct BatchRowReader {
                 problem("a to-many relationship takes an array or set of object IDs or objects, not \(value)")
                 return
             }
-            var keys: [UInt64] = []
-            keys.reserveCapacity(items.count)
-            var seen = items.count > 16 ? Set<UInt64>() : nil
-            for item in items {
-                switch try target(item, for: p, writer: writer) {
-                case .key(let key):
-                    let isNew = seen.map { _ in seen?.insert(key).inserted ?? true } ?? !keys.contains(key)
-                    if isNew { keys.append(key) }
-                case .problem(let message): problem(message)
-                }
-            }
-            row.toMany.removeAll { $0.slot == p.slot }
-            row.toMany.append((p.slot, keys))
+            try resolveAll(items) { try target($0, for: p, writer: writer) }
         }
     }
 
@@ -115,8 +123,7 @@ struct BatchRowReader {
         let key: UInt64
         switch value as? ObjectID ?? Self.unwrapped(value) {
         case let id as ObjectID:
-            guard id.storeIdentifier == storeID else { return .problem("\(id) belongs to another store") }
-            key = id.primaryKey
+            return try target(id, for: p, writer: writer)
         case let object as ManagedObject:
             guard object.key != 0, object.context?.store.identifier == storeID else {
                 return .problem("\(object) is not an object of this store (insert and save it first)")
@@ -125,6 +132,17 @@ struct BatchRowReader {
         default:
             return .problem("a relationship takes object IDs or objects, not \(value)")
         }
+        return try target(key: key, for: p, writer: writer)
+    }
+
+    /// The stored object `id` names for the relationship `p` (BR1).
+    func target(_ id: ObjectID, for p: PropertyInfo, writer: BatchWriter) throws -> Target {
+        guard id.storeIdentifier == storeID else { return .problem("\(id) belongs to another store") }
+        return try target(key: id.primaryKey, for: p, writer: writer)
+    }
+
+    /// `key` as a target of `p`, when it is an object of the destination entity that is stored.
+    private func target(key: UInt64, for p: PropertyInfo, writer: BatchWriter) throws -> Target {
         let destination = model.entities[p.destination]
         guard destination.kindIDs.contains(PrimaryKey.entity(of: key)) else {
             return .problem("\(p.name) leads to \(destination.name), not to \(model.entity(ofKey: key)?.name ?? "entity \(PrimaryKey.entity(of: key))")")
