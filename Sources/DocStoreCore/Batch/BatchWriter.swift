@@ -38,7 +38,9 @@ final class BatchWriter {
     var changes: [RecordedChange] = []
     /// Existing objects changed only through their relationships (B2).
     private var neighbors: [UInt64: Neighbor] = [:]
-    /// Objects this batch deletes (B4).
+    /// Objects this batch deletes (B4). A batch delete may add a root given by ID before it
+    /// knows the object is stored (Store+BatchDelete BD2): a key that is not stored is as good
+    /// as deleted for every check made of this set.
     var deleted: Set<UInt64> = []
     /// Ordered links: the next free position per links tree and source.
     private var nextPositions: [String: [UInt64: UInt64]] = [:]

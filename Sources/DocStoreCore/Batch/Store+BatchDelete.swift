@@ -5,7 +5,8 @@
 //   BD1 the objects are chosen inside the write transaction (by predicate with the fetch
 //       planner, or by ID; IDs of objects that are gone are passed over).
 //   BD2 the set to delete is closed over cascade rules first (a worklist, so cycles and long
-//       chains end), reading each object's record and links once.
+//       chains end), reading the record and links of each object whose entity has cascade or
+//       deny rules once; any other object's record is read once, at BD4.
 //   BD3 then deny rules are checked against the whole set: a deny relationship that reaches an
 //       object outside it refuses the batch with `deleteDenied`, naming each such object (the
 //       first 100), and nothing is written.
@@ -103,15 +104,16 @@ struct BatchDeleter {
 
         // BD2: the set to delete (`writer.deleted`), closed over cascade rules. An object whose
         // entity has cascade or deny rules keeps a copy of its record, read again by BD2 and
-        // BD3; any other's record is read only at BD4, in place, where a root that is not
-        // stored is passed over (a batch of 500 000 notes copied each into a dictionary, and
-        // read each twice).
+        // BD3; any other's record is read only at BD4, in place (a batch of 500 000 notes copied
+        // each into a dictionary, and read each twice). A root of such an entity goes into the
+        // set unread: at BD4 one that is not stored is passed over, and left out of the result.
+        // (A key in the set that is not stored is as good as deleted for every later check.)
         var kept: [UInt64: [UInt8]] = [:]
         var present: [UInt64] = []
         var reached: [UInt64] = []
         var work: [UInt64] = []
-        // The roots' records through one cursor (they come in key order: no descent from the root
-        // each); nothing is written before BD4.
+        // The roots' records through one cursor (fetched roots come in key order: then no descent
+        // from the root each); nothing is written before BD4.
         var lookup = RecordLookup(writer.txn)
         writer.deleted.reserveCapacity(roots.count)
         for key in roots where !writer.deleted.contains(key) {
@@ -130,18 +132,22 @@ struct BatchDeleter {
             let values = try neededValues(key, entity, bytes)
             for (p, rule) in plan(entity).relationships where rule == .cascade {
                 for target in try links.targets(of: key, p, values) where !writer.deleted.contains(target) {
-                    guard let targetEntity = model.entity(ofKey: target),
-                          let targetBytes = try writer.txn.get(PrimaryKey.bytes(target), in: targetEntity.recordsTree) else { continue }
-                    writer.deleted.insert(target)
-                    reached.append(target)
+                    guard let targetEntity = model.entity(ofKey: target) else { continue }
+                    // Only a target that is kept is copied; any other is only checked for.
+                    let targetKey = PrimaryKey.bytes(target)
                     if plan(targetEntity).cascades || plan(targetEntity).denies {
+                        guard let targetBytes = try writer.txn.get(targetKey, in: targetEntity.recordsTree) else { continue }
                         kept[target] = targetBytes
                         work.append(target)
+                    } else {
+                        guard try writer.txn.contains(targetKey, in: targetEntity.recordsTree) else { continue }
                     }
+                    writer.deleted.insert(target)
+                    reached.append(target)
                 }
             }
         }
-        // (Sorting the roots, in key order already, is a pass over them.)
+        // (Sorting roots that are in key order already is a pass over them.)
         let doomed = reached.isEmpty ? present.sorted() : (present + reached).sorted()
 
         // BD3: deny rules against the whole set.
@@ -217,9 +223,9 @@ struct BatchDeleter {
 }
 
 /// Reads deleted objects' links: one cursor per links tree, kept from one object to the next
-/// (they come in key order, so each read is a search in the leaf the last one ended on, or a
-/// short descent), made again after the batch is flushed (a cursor must not outlive a change
-/// to its tree).
+/// (at BD4 they come in key order, so each read is a search in the leaf the last one ended on,
+/// or a short descent; an object before the cursor's leaf costs a descent from the root), made
+/// again after the batch is flushed (a cursor must not outlive a change to its tree).
 private struct LinkReader {
     let writer: BatchWriter
     /// A short list, searched by comparing names (as BatchWriter's `doomed`).

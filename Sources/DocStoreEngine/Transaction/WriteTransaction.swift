@@ -194,7 +194,7 @@ public final class WriteTransaction: Transaction {
     /// Removes every key of `keys` that is in `tree` (any order; each logged as a delete when it
     /// was there), in key order and mostly without a descent per key (BTree.deleteSorted).
     /// Returns how many were there.
-    /// - Throws: `.treeNotFound`, `.transactionClosed`.
+    /// - Throws: as ``delete(_:in:)``.
     @discardableResult
     public func delete(keys: [[UInt8]], in tree: String) throws(EngineError) -> Int {
         try delete(DeleteKeys(keys), in: tree)
