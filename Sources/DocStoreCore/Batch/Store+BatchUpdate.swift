@@ -128,6 +128,11 @@ extension Store {
             // The history's field list of the last object, shared with the next one that
             // changed the same fields (most do).
             var lastFields: (slots: [Int], fields: [UInt32]) = ([], [])
+            // The object's stored values (those the plan decodes) and its new values by slot
+            // (a few, sorted), both buffers reused: the old and new values were two arrays of
+            // every slot per object.
+            var old: [StoredValue] = []
+            var newValues: [(slot: Int, value: StoredValue)] = []
             for key in keys {
                 if writer.flushes != flushesSeen {
                     lookup = RecordLookup(writer.txn)
@@ -139,10 +144,10 @@ extension Store {
                           bytes.append(contentsOf: raw)
                       }) else { continue }
                 let plan = plan(objectEntity)
-                var old = objectEntity.defaults
+                old.removeAll(keepingCapacity: true)
+                old.append(contentsOf: objectEntity.defaults)
                 let version = try RecordCoding.decode(bytes, key: key, into: &old, slotForField: plan.readMap, partial: !decodesAll)
-                var values = old
-                var changedSlots: [Int] = []      // a few slots: a list, sorted below
+                newValues.removeAll(keepingCapacity: true)
                 let before = problems.count
                 func problem(_ slot: Int, _ message: String) {
                     problems.append(.init(entity: "\(objectEntity.name)/\(key & PrimaryKey.sequenceMask)", property: objectEntity.properties[slot].name, message))
@@ -160,43 +165,44 @@ extension Store {
                         }
                         new = fitted
                     }
-                    if new != values[slot] {
-                        values[slot] = new
-                        if !changedSlots.contains(slot) { changedSlots.append(slot) }
-                    }
+                    // (Each slot is updated once: the updates come from a dictionary.)
+                    if new != old[slot] { newValues.append((slot, new)) }
                 }
-                changedSlots.sort()
-                for slot in changedSlots {
+                newValues.sort { $0.slot < $1.slot }
+                for (slot, value) in newValues {
                     let p = objectEntity.properties[slot]
-                    if let rules = p.rules, let message = Context.check(values[slot], against: rules) { problem(slot, message) }
-                    if case .toOne(let r) = p.kind, !r.isOptional, values[slot].isNull { problem(slot, "is required (a to-one relationship with no object)") }
+                    if let rules = p.rules, let message = Context.check(value, against: rules) { problem(slot, message) }
+                    if case .toOne(let r) = p.kind, !r.isOptional, value.isNull { problem(slot, "is required (a to-one relationship with no object)") }
                 }
                 if problems.count > before {
                     badObjects += 1
                     if problems.count > 100 { problems.removeLast(problems.count - 100) }
                     continue
                 }
-                guard !changedSlots.isEmpty, problems.isEmpty else { continue }     // BU4, BU3
+                guard !newValues.isEmpty, problems.isEmpty else { continue }     // BU4, BU3
                 if plan.touchesIndexes {
-                    let changed = Set(changedSlots)
+                    var values = old
+                    for (slot, value) in newValues { values[slot] = value }
+                    let changed = Set(newValues.map(\.slot))
                     try IndexEntries.remove(key: key, objectEntity, values: old, writer.txn, affected: { $0.intersects(changed) })
                     IndexEntries.add(key: key, objectEntity, values: values, to: &writer.batch, affected: { $0.intersects(changed) })
                 }
                 changes.removeAll(keepingCapacity: true)
-                for slot in changedSlots { changes.append((objectEntity.properties[slot].fieldID, values[slot])) }
+                for (slot, value) in newValues { changes.append((objectEntity.properties[slot].fieldID, value)) }
                 changes.sort { $0.fieldID < $1.fieldID }
                 try RecordCoding.patch(bytes, key: key, schemaVersion: catalog.schemaVersion, rowVersion: version + 1, changes: changes, into: &patched) { field in
                     Int(field) < plan.slotForField.count && plan.slotForField[Int(field)] >= 0
                 }
                 keyBytes.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
                 writer.batch.put(patched, for: keyBytes, in: objectEntity.recordsTree)
-                for slot in changedSlots where objectEntity.properties[slot].isToOne {
+                for (slot, value) in newValues where objectEntity.properties[slot].isToOne {
                     let p = objectEntity.properties[slot]
                     if case .reference(let oldTarget) = old[slot] { try writer.removeInverse(of: p, target: oldTarget, source: key) }
-                    if case .reference(let newTarget) = values[slot] { try writer.addInverse(of: p, target: newTarget, source: key) }
+                    if case .reference(let newTarget) = value { try writer.addInverse(of: p, target: newTarget, source: key) }
                 }
-                if lastFields.slots != changedSlots || plans.count > 1 {
-                    lastFields = (changedSlots, changedSlots.map { objectEntity.properties[$0].fieldID }.sorted())
+                if !lastFields.slots.elementsEqual(newValues.lazy.map(\.slot)) || plans.count > 1 {
+                    let slots = newValues.map(\.slot)
+                    lastFields = (slots, slots.map { objectEntity.properties[$0].fieldID }.sorted())
                 }
                 writer.changes.append(RecordedChange(kind: .update, key: key, fields: lastFields.fields))
                 updated.append(key)
