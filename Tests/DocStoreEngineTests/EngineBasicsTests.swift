@@ -245,11 +245,9 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
         }
     }
 
-    /// Ascending lookups far apart in a tree three levels deep climb the cursor's path only to
-    /// the branch they share with the last one: each finds what `get` finds, present or not,
-    /// for strides within a leaf, across leaves, across level-two branches, and with a key
-    /// before the cursor's leaf now and then (a descent from the root).
-    @Test func ascendingLookupsThroughTheCursorsPathMatchGet() throws {
+    /// A tree "t" of the even numbers below 120 000 (numbered keys, forty-byte values): deep
+    /// enough for a level between the root and the leaves.
+    private func evenKeysToOneHundredTwentyThousand() throws -> Engine {
         let (engine, _, _, _) = try makeStore("memory")
         try engine.write { txn in
             try txn.createTree(named: "t")
@@ -257,6 +255,15 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
                 try txn.put(bytes("value of \(i) padded to about forty bytes"), for: Self.numberedKey(UInt32(i)), in: "t")
             }
         }
+        return engine
+    }
+
+    /// Ascending lookups far apart in a tree three levels deep climb the cursor's path only to
+    /// the branch they share with the last one: each finds what `get` finds, present or not,
+    /// for strides within a leaf, across leaves, across level-two branches, and with a key
+    /// before the cursor's leaf now and then (a descent from the root).
+    @Test func ascendingLookupsThroughTheCursorsPathMatchGet() throws {
+        let engine = try evenKeysToOneHundredTwentyThousand()
         #expect(try engine.treeShape("t")?.depth ?? 0 >= 3, "the tree must have a level between root and leaves")
         try engine.read { txn in
             var rng = SplitMix64(seed: 29)
@@ -282,13 +289,7 @@ func makeStore(_ kind: String, options: EngineOptions = EngineOptions()) throws 
     /// on them, strides within a leaf and across branches, a step back now and then, and a move
     /// after the cursor ran off the end.
     @Test func movingForwardLandsWhereAMoveFromTheRootDoes() throws {
-        let (engine, _, _, _) = try makeStore("memory")
-        try engine.write { txn in
-            try txn.createTree(named: "t")
-            for i in stride(from: 0, to: 120_000, by: 2) {
-                try txn.put(bytes("value of \(i) padded to about forty bytes"), for: Self.numberedKey(UInt32(i)), in: "t")
-            }
-        }
+        let engine = try evenKeysToOneHundredTwentyThousand()
         try engine.read { txn in
             var rng = SplitMix64(seed: 31)
             for stride in [1, 3, 37, 501, 40_001] {

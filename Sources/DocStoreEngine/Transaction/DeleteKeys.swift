@@ -55,11 +55,6 @@ public struct DeleteKeys: Sendable {
         try entries.withEntry(i) { (key, _) throws(E) in try body(key) }
     }
 
-    /// Key `i` as an array.
-    func key(_ i: Int) -> [UInt8] {
-        withKey(i) { Array($0) }
-    }
-
     /// The positions of the keys in ascending order, one per distinct key; nil when they are
     /// ascending and distinct already (PutBuffer.keyOrder).
     func keyOrder() -> [Int]? {
