@@ -171,6 +171,7 @@ public final class Engine: Sendable {
             try state.checkWritable()
             let txn = try beginWrite(&state)
             txn.ws.spillPages = max(options.writeSpillBytes / pageSize, 2)
+            txn.bufferedPutBytes = max(options.putBufferBytes, 0)
             let r: R
             do {
                 r = try body(txn)

@@ -44,6 +44,13 @@ public struct EngineOptions: Sendable {
     /// reads them back if it touches them again. A large import then holds about this much of
     /// its new pages, not all of them. At least two pages are kept.
     public var writeSpillBytes: Int = 8 << 20
+    /// How many bytes of puts (or deletes) made one by one into a tree a write transaction
+    /// buffers before it applies them in key order (256 MiB default, counting about 80 bytes per
+    /// entry beside its key and value). Sorted, they fill pages by appending and each page is
+    /// written once; a bulk load larger than this is applied in several runs, each reading back
+    /// and rewriting pages the one before wrote, and leaving them less full. Lower it to hold
+    /// less: the buffer keeps the keys and values it was given until it is applied.
+    public var putBufferBytes: Int = 256 << 20
     /// The file system to use; the machine's by default. Tests pass a memory or faulty one.
     public var fileSystem: any FileSystem = FoundationFileSystem()
     /// Test hook: the store UUID `Recovery.create` writes into a new store's meta page instead of

@@ -19,4 +19,14 @@ public enum TestStores {
         let path = "/db/\(name).docstore"
         return (try Engine.open(at: path, options: options), fs, options, path)
     }
+
+    /// A store `memory(_:configure:)` made, opened again from a copy of its files as they are
+    /// now, as after a crash: nothing was closed, so recovery replays the WAL.
+    public static func reopenedAfterCrash(
+        _ store: (engine: Engine, fileSystem: MemoryFileSystem, options: EngineOptions, path: String)
+    ) throws -> Engine {
+        var options = store.options
+        options.fileSystem = MemoryFileSystem(files: store.fileSystem.snapshot())
+        return try Engine.open(at: store.path, options: options)
+    }
 }

@@ -110,7 +110,7 @@ import Testing
     }
 
     @Test func everyCrashPointRecoversExactlyTheAcknowledgedTransactions() throws {
-        let total = Self.campaigns(seeds: Array(1...16), durability: .full, transactions: 26)
+        let total = Self.campaigns(seeds: Array(1...16), durability: .full, transactions: 28)
         print("crash campaign (full durability): \(total.crashPoints) crash points, \(total.images) recovered images, seeds 1-16")
         #expect(total.crashPoints >= 2000)
     }

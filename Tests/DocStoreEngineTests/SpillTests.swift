@@ -157,25 +157,53 @@ import Testing
 
     @Test func readsAndOneByOnePutsStayWithinTheLimit() throws {
         let store = try Self.spillingStore("P")
+        let n = 1 << 16
         try store.engine.write { txn in
             try txn.createTreeIfMissing("t")
-            // Puts one by one: applied in runs of WriteTransaction.bufferedPutRun, each followed
-            // by a spill, so neither the buffer nor the pages grow with the series.
-            for i in 0..<WriteTransaction.bufferedPutRun {
+            // Puts one by one: applied each time the buffer holds a megabyte (about 7 000 of
+            // these), each run spilling as it goes, so neither the buffer nor the pages grow
+            // with the series.
+            txn.bufferedPutBytes = 1 << 20
+            for i in 0..<n {
                 try txn.put(Array("value \(i) of a long series".utf8), for: Array("key \(String(format: "%07d", i * 7 % 65_537))".utf8), in: "t")
             }
             #expect(!txn.ws.spilled.isEmpty, "the run was applied and spilled before the commit")
             #expect(txn.ws.owned.count <= Self.limitPages)
             // Reads bring spilled leaves back; each read first spills what earlier ones brought.
-            for i in stride(from: 0, to: WriteTransaction.bufferedPutRun, by: 97) {
+            for i in stride(from: 0, to: n, by: 97) {
                 let key = Array("key \(String(format: "%07d", i * 7 % 65_537))".utf8)
                 #expect(try txn.get(key, in: "t") == Array("value \(i) of a long series".utf8))
                 #expect(txn.ws.owned.count <= Self.limitPages + 8, "read \(i): \(txn.ws.owned.count) pages in memory")
             }
         }
-        #expect(try store.engine.read { try $0.count(in: "t") } == WriteTransaction.bufferedPutRun)
+        #expect(try store.engine.read { try $0.count(in: "t") } == n)
         #expect(try store.engine.verify().isClean)
-        #expect(try Self.reopened(store).read { try $0.count(in: "t") } == WriteTransaction.bufferedPutRun)
+        #expect(try Self.reopened(store).read { try $0.count(in: "t") } == n)
+    }
+
+    /// One sorted run far larger than the limit, put and then deleted in one operation each:
+    /// the run spills between its entries (without it the transaction held every page the
+    /// run made — hundreds here — until the operation ended).
+    @Test func aLongSortedRunSpillsAsItGoes() throws {
+        let store = try Self.spillingStore("R")
+        let entries = Self.entries(20_000, seed: 51, tag: "long")
+        // One operation adds at most a spread's new leaves and a few branches past the limit.
+        let bound = Self.limitPages + BTree.spreadLeavesAtMost + 8
+        try store.engine.write { txn in
+            try txn.createTreeIfMissing("t")
+            try txn.put(entries: entries, in: "t")
+            #expect(txn.ws.mostOwned <= bound, "\(txn.ws.mostOwned) pages held at once")
+        }
+        #expect(try Self.contents(store.engine, "t") == Dictionary(entries, uniquingKeysWith: { $1 }))
+        let doomed = entries.enumerated().filter { $0.offset % 3 != 0 }.map(\.element.key)
+        try store.engine.write { txn in
+            try txn.delete(keys: doomed, in: "t")
+            #expect(txn.ws.mostOwned <= bound, "\(txn.ws.mostOwned) pages held at once")
+        }
+        let kept = entries.enumerated().filter { $0.offset % 3 == 0 }.map(\.element)
+        #expect(try Self.contents(store.engine, "t") == Dictionary(kept, uniquingKeysWith: { $1 }))
+        #expect(try store.engine.verify().isClean)
+        #expect(try Self.reopened(store).read { try $0.count(in: "t") } == kept.count)
     }
 
     @Test func aSpilledPageThatCannotBeReadBackKeepsTheTransactionFromCommitting() throws {

@@ -17,6 +17,11 @@
 // replacing an overflow cell, a committed leaf not copied yet, a stretch `spreadRun` declines
 // or cannot take — goes through `put`, and the next entry descends again.
 //
+// Spilling: past the transaction's page limit the run writes its new pages out between two
+// entries (PageWorkspace.spill), so a long run holds no more pages than a short one. Its later
+// entries come after them in key order: a run read back little of what it wrote, where
+// applying it as several shorter runs of unsorted input would rewrite the whole tree each time.
+//
 // Invariant: the resulting tree holds what applying `put` to each entry in order would give.
 
 /// A run of puts in ascending, distinct key order, read in place: a write transaction's drained
@@ -65,7 +70,7 @@ struct PackedPutRun: SortedPutRun {
 
 extension BTree {
     /// Puts the entries of `run` (ascending, distinct keys). Returns the new root and how many
-    /// keys were new.
+    /// keys were new. Past the transaction's page limit it spills between two entries.
     static func putSorted<Run: SortedPutRun>(
         _ run: Run, root start: PageNumber, in ws: PageWorkspace
     ) throws(EngineError) -> (root: PageNumber, added: Int) {
@@ -79,6 +84,16 @@ extension BTree {
         var spreadsFailed = 0
         var i = 0
         while i < run.count {
+            if ws.shouldSpill {
+                // Between two entries nothing holds a page but this loop: let go of the leaf
+                // and the path (the next entry descends again) and write the new pages out, so
+                // a long run holds no more pages than a short one. The run's later entries come
+                // after these in key order, so the pages written are seldom needed again.
+                leaf = nil
+                upper = nil
+                path.removeAll(keepingCapacity: true)
+                try ws.spill()
+            }
             run.prefetch(ahead: i)
             let consumed = try run.withEntry(i) { (key, value) throws(EngineError) -> Int in
                 if leaf == nil, root != .none {
@@ -379,7 +394,7 @@ extension BTree {
     /// through `delete`; a key past the bound descends again, and so does any key once a leaf
     /// that is not owned was reached (`delete` makes it owned). Returns the new root and the
     /// positions in `keys` of the keys removed (in key order), as applying `delete` to each
-    /// key in order would.
+    /// key in order would. Past the transaction's page limit it spills between two keys.
     static func deleteSorted(_ keys: DeleteKeys, order: [Int]?, root start: PageNumber, in ws: PageWorkspace) throws(EngineError) -> (root: PageNumber, removed: [Int]) {
         var root = start
         let n = order?.count ?? keys.count
@@ -395,6 +410,12 @@ extension BTree {
         }
         var j = 0
         outer: while j < n, root != .none {
+            if ws.shouldSpill {
+                // Each pass of this loop descends afresh: past the page limit, the new pages go
+                // out between two keys, as in `putSorted`.
+                path.removeAll(keepingCapacity: true)
+                try ws.spill()
+            }
             var i = position(j)
             let (found, bound) = try keys.withKey(i) { (k) throws(EngineError) in try locate(k, root: root, in: ws, path: &path) }
             if ws.isOwned(found) {

@@ -49,17 +49,17 @@ extension Engine {
 
         // 2. Pages (each checksummed into a scratch copy: readers share the cached page), then
         //    the free list.
-        let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: pageSize, alignment: 16)
-        defer { scratch.deallocate() }
+        //    Consecutive pages go in one write (PageRunWriter).
+        let writer = PageRunWriter(file: pager.file, pageSize: pageSize)
         for n in dirty {
             guard let page = pager.cachedPage(n) else {
                 // Written by the transaction that created it (spilled); step 3 syncs it.
                 if state.spilledSinceCheckpoint.contains(n) { continue }
                 throw EngineError(.corrupt, "page \(n) changed since the last checkpoint is not in memory", page: PageNumber(n))
             }
-            page.sealedCopy(into: scratch)
-            try pager.file.write(UnsafeRawBufferPointer(scratch), at: n * UInt64(pageSize))
+            try writer.append(n) { page.sealedCopy(into: $0) }
         }
+        try writer.flush()
         let listObjects = listPages.map { Page(number: PageNumber($0), size: pageSize) }
         FreeListPage.write(freeList, into: listObjects)
         for page in listObjects { try pager.file.write(page.raw, at: page.number.rawValue * UInt64(pageSize)) }

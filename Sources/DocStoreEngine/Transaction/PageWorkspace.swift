@@ -15,7 +15,9 @@
 // and forgets them; `page(_:)` reads a spilled page back, and it is owned (in memory) again. Their
 // numbers came from FreeSpace, so neither the durable checkpoint nor any snapshot reaches them
 // (I1, I9): a crash or rollback leaves bytes in free pages. A spill happens only between
-// operations (WriteTransaction calls it), when no B+tree code holds an owned page.
+// operations (WriteTransaction calls it) or between two entries of a sorted run
+// (BTree.putSorted and deleteSorted, after letting go of their pages), when no B+tree code holds
+// an owned page.
 
 final class PageWorkspace: PageSource {
     let pager: Pager
@@ -80,32 +82,44 @@ final class PageWorkspace: PageSource {
             throw error
         }
         spilled.remove(number.rawValue)
-        owned[number.rawValue] = page
+        own(page)
         return page
     }
 
     /// Whether the transaction holds more owned pages than it may (see `spill()`).
     var shouldSpill: Bool { owned.count > spillPages }
 
+    /// The most pages the transaction held in memory at once (what the spill limit bounds).
+    private(set) var mostOwned = 0
+
+    @inline(__always) private func own(_ page: Page) {
+        owned[page.number.rawValue] = page
+        if owned.count > mostOwned { mostOwned = owned.count }
+    }
+
     /// Writes owned pages to their places in the file and forgets them: every leaf and overflow
     /// page, and the branches too when they alone would keep half the limit (a branch is on
-    /// every descent, so it is the page most likely to be needed again). Call only between
-    /// operations. A failed write is an I/O failure of the transaction (I8).
+    /// every descent, so it is the page most likely to be needed again), in runs of consecutive
+    /// numbers (PageRunWriter). Call only between operations. A failed write is an I/O failure
+    /// of the transaction (I8).
     func spill() throws(EngineError) {
         var pages = owned.values.filter { $0.type != .branch }
         if owned.count - pages.count > spillPages / 2 { pages = Array(owned.values) }
         pages.sort { $0.number.rawValue < $1.number.rawValue }
-        for page in pages {
-            // The page is unreachable by readers (not yet committed): seal it in place.
-            page.seal()
-            do {
-                try pager.file.write(page.raw, at: page.number.rawValue &* UInt64(pageSize))
-            } catch {
-                ioFailure = error
-                throw error
+        let writer = PageRunWriter(file: pager.file, pageSize: pageSize)
+        do throws(EngineError) {
+            for page in pages {
+                // The page is unreachable by readers (not yet committed): seal it in place.
+                page.seal()
+                try writer.append(page.number.rawValue) { $0.copyMemory(from: page.raw) }
+                owned.removeValue(forKey: page.number.rawValue)
+                spilled.insert(page.number.rawValue)
             }
-            owned.removeValue(forKey: page.number.rawValue)
-            spilled.insert(page.number.rawValue)
+            try writer.flush()
+        } catch {
+            // Pages marked spilled may not be in the file: the transaction cannot commit (I8).
+            ioFailure = error
+            throw error
         }
     }
 
@@ -123,7 +137,7 @@ final class PageWorkspace: PageSource {
     func newPage(_ type: PageType) -> Page {
         let page = Page(number: PageNumber(allocate()), size: pageSize)
         page.format(type)
-        owned[page.number.rawValue] = page
+        own(page)
         return page
     }
 
@@ -131,7 +145,7 @@ final class PageWorkspace: PageSource {
     func writable(_ page: Page) -> Page {
         if owned[page.number.rawValue] === page { return page }
         let copy = Page(copying: page, as: PageNumber(allocate()))
-        owned[copy.number.rawValue] = copy
+        own(copy)
         freed.append(page.number.rawValue)
         // The original now serves only snapshots older than this transaction: the cache need
         // not hold it beside its copy (a reader that wants it again reads it from the file).

@@ -19,6 +19,10 @@ struct PutBuffer {
     private var keys: [[UInt8]] = []
     private var values: [[UInt8]] = []
 
+    /// About the memory the buffered entries take when the buffer is their only holder: their
+    /// bytes, plus an array header each for key and value and the two references.
+    private(set) var bytes = 0
+
     var isEmpty: Bool { keys.isEmpty }
     var count: Int { keys.count }
 
@@ -26,7 +30,11 @@ struct PutBuffer {
         self.tree = tree
         keys.append(key)
         values.append(value)
+        bytes += key.count + value.count + Self.entryOverhead
     }
+
+    /// An entry's memory beside its bytes (two array headers, two references).
+    static let entryOverhead = 80
 
     /// Empties the buffer, returning its tree and its entries in key order, one per key (the
     /// last put of each key).
@@ -36,6 +44,7 @@ struct PutBuffer {
         self.tree = nil
         self.keys = []
         self.values = []
+        self.bytes = 0
 
         let order = Self.keyOrder(keys.count) { keys[$0] } ?? Array(keys.indices)
         var entries: [(key: [UInt8], value: [UInt8])] = []

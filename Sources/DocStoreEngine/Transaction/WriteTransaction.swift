@@ -20,8 +20,12 @@ public final class WriteTransaction: Transaction {
     var rolledBack = false
     /// Consecutive puts into one tree, applied in key order before anything reads the tree.
     private var buffer = PutBuffer()
-    /// How many buffered puts are applied at once at most.
-    static let bufferedPutRun = 1 << 16
+    /// Consecutive deletes from one tree, applied in key order likewise (never both at once).
+    private var deletes = DeleteBuffer()
+    /// How much memory buffered puts may take (PutBuffer.bytes) before they are applied: each
+    /// application of unsorted puts to a tree larger than the spill limit reads back and rewrites
+    /// pages the one before wrote, so fewer, longer runs are faster (tests lower it).
+    var bufferedPutBytes = 256 << 20
 
     init(engine: Engine, lsn: LSN, catalogRoot: PageNumber, workspace: PageWorkspace) {
         self.ws = workspace
@@ -75,9 +79,9 @@ public final class WriteTransaction: Transaction {
     /// ``EngineOptions/blobThreshold`` bytes in external blob files.
     ///
     /// Consecutive puts into one tree are buffered and applied to the tree in key order when the
-    /// transaction next reads, deletes, touches another tree or commits, or when 65 536 are
-    /// buffered — a bulk load in random order runs as fast as a sorted one. Reads in the transaction always see every put made
-    /// before them. An error applying them (a damaged page) is thrown by that later call.
+    /// transaction next reads, deletes, touches another tree or commits, or when they take
+    /// ``EngineOptions/putBufferBytes`` — a bulk load in random order runs as fast as a sorted
+    /// one. Reads in the transaction always see every put made before them. An error applying them (a damaged page) is thrown by that later call.
     /// - Throws: `.treeNotFound`, `.keyTooLarge`, `.valueTooLarge`, `.transactionClosed`, `.io`;
     ///   `.corrupt` from a page the buffered puts reach, here or at the later call.
     public func put(_ value: [UInt8], for key: [UInt8], in tree: String) throws(EngineError) {
@@ -96,12 +100,12 @@ public final class WriteTransaction: Transaction {
             // Buffered (PutBuffer): applied in key order before the next read, delete, other
             // operation or the commit; logged now, in call order.
             try checkOpen()
-            if let buffered = buffer.tree, buffered != tree { try applyBuffered() }
+            if !deletes.isEmpty || buffer.tree.map({ $0 != tree }) == true { try applyBuffered() }
             buffer.append(key, value, tree: tree)
             log.append(.put(tree: tree, key: key, value: value))
             // Applied in runs, so that a long series of puts holds neither all its entries nor
             // all its pages (the spill runs after each run).
-            if buffer.count >= Self.bufferedPutRun { try applyBuffered() }
+            if buffer.bytes >= bufferedPutBytes { try applyBuffered() }
         }
     }
 
@@ -172,21 +176,31 @@ public final class WriteTransaction: Transaction {
     }
 
     /// Removes `key`; returns whether it was there.
-    /// - Throws: `.treeNotFound`, `.transactionClosed`.
+    ///
+    /// Consecutive deletes from one tree are buffered and applied to the tree in key order when
+    /// the transaction next reads, puts, touches another tree or commits, or when
+    /// ``EngineOptions/putBufferBytes`` of them are buffered — each only after a lookup that
+    /// says whether the key is there, so the result is known at once. Reads in the transaction
+    /// always see every delete made before them.
+    /// - Throws: `.treeNotFound`, `.transactionClosed`; `.corrupt` from a page the lookup or the
+    ///   buffered deletes reach, here or at the later call.
     @discardableResult
     public func delete(_ key: [UInt8], in tree: String) throws(EngineError) -> Bool {
         _ = try requireTree(tree)
         try checkOpen()
-        try applyBuffered()
-        // One descent: the B+tree reports whether the key was there (and changes nothing when
-        // it was not); only a removal is logged.
-        guard var info = try info(tree) else { throw .corrupt("deleting from a missing tree '\(tree)'") }
-        let (root, removed) = try BTree.delete(key, root: info.root, in: ws)
-        guard removed else { return false }
-        info.root = root
-        info.count -= 1
-        try setInfo(tree, info)
+        // Buffered puts, deletes from another tree, and a buffered delete that may be of this
+        // key go in first: then a look, changing nothing, says whether the key is there, and
+        // only a key that is there is buffered and logged (D1).
+        if !buffer.isEmpty || deletes.tree.map({ $0 != tree }) == true || deletes.mayContain(key) { try applyBuffered() }
+        let root = try requireTree(tree).root
+        let found = try withRawBytes(key) { (k) throws(EngineError) in try BTree.find(k, root: root, in: ws)?.found ?? false }
+        guard found else {
+            try spillIfNeeded()   // the look may have read spilled pages back
+            return false
+        }
+        deletes.append(key, tree: tree)
         log.append(.delete(tree: tree, key: key))
+        if deletes.bytes >= bufferedPutBytes { try applyBuffered() }
         try spillIfNeeded()
         return true
     }
@@ -275,8 +289,20 @@ public final class WriteTransaction: Transaction {
         try spillIfNeeded()
     }
 
-    /// Applies the buffered puts, in key order (PutBuffer).
+    /// Applies the buffered puts or deletes, in key order (PutBuffer, DeleteBuffer).
     private func applyBuffered() throws(EngineError) {
+        if let (tree, keys) = deletes.drain() {
+            // Logged as they were made (D3); every key is there (D1).
+            guard var info = try info(tree) else { throw .corrupt("deleting from a missing tree '\(tree)'") }
+            let (root, removed) = try BTree.deleteSorted(keys, order: keys.keyOrder(), root: info.root, in: ws)
+            guard removed.count == keys.count else {
+                throw .corrupt("\(keys.count - removed.count) of \(keys.count) keys found in tree '\(tree)' were gone when deleted")
+            }
+            info.root = root
+            info.count -= UInt64(removed.count)
+            try setInfo(tree, info)
+            try spillIfNeeded()
+        }
         guard let (tree, entries) = buffer.drain() else { return }
         guard var info = try info(tree) else { throw .corrupt("writing to a missing tree '\(tree)'") }
         let (root, added) = try BTree.putSorted(ArrayPutRun(entries: entries), root: info.root, in: ws)
