@@ -185,6 +185,11 @@ public final class Engine: Sendable {
                 enterFailedState(failure, &state)
                 throw failure
             }
+            if let failure = txn.applyFailure {
+                // Buffered operations failed half-way (a damaged page): nothing of it commits.
+                abandon(txn)
+                throw failure
+            }
             if txn.rolledBack {
                 abandon(txn)
                 return r

@@ -19,8 +19,9 @@
 //
 // Spilling: past the transaction's page limit the run writes its new pages out between two
 // entries (PageWorkspace.spill), so a long run holds no more pages than a short one. Its later
-// entries come after them in key order: a run read back little of what it wrote, where
-// applying it as several shorter runs of unsorted input would rewrite the whole tree each time.
+// entries come after them in key order: the run reads back only the leaf it was filling (and the
+// path, when branches were written too), where applying it as several shorter runs of unsorted
+// input reads back and rewrites most of the tree each time.
 //
 // Invariant: the resulting tree holds what applying `put` to each entry in order would give.
 

@@ -30,12 +30,19 @@ final class PageRunWriter {
     deinit { buffer.deallocate() }
 
     /// Adds page `number`, whose bytes `fill` writes into the page-sized buffer it is given.
-    /// Writes the run so far first when this page does not continue it or it is full.
-    func append(_ number: UInt64, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(EngineError) {
-        if count > 0, number != first &+ UInt64(count) || count == capacity { try flush() }
+    /// Writes the run so far first when this page does not continue it or it is full; returns
+    /// whether it did (every page added before this one is then in the file).
+    @discardableResult
+    func append(_ number: UInt64, _ fill: (UnsafeMutableRawBufferPointer) -> Void) throws(EngineError) -> Bool {
+        var wrote = false
+        if count > 0, number != first &+ UInt64(count) || count == capacity {
+            try flush()
+            wrote = true
+        }
         if count == 0 { first = number }
         fill(UnsafeMutableRawBufferPointer(rebasing: buffer[(count * pageSize)..<((count + 1) * pageSize)]))
         count += 1
+        return wrote
     }
 
     /// Writes the pages added since the last write.

@@ -41,7 +41,8 @@ struct DeleteBuffer {
         bytes += key.count + Self.entryOverhead
     }
 
-    /// A key's memory beside its bytes (its span in the packed keys, a set slot).
+    /// A key's memory beside its bytes (its span in the packed keys, a set slot): less than a
+    /// buffered put's, whose key and value are arrays of their own.
     static let entryOverhead = 40
 
     /// Empties the buffer, returning its tree and its keys.

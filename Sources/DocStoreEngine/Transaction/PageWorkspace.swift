@@ -100,24 +100,33 @@ final class PageWorkspace: PageSource {
     /// Writes owned pages to their places in the file and forgets them: every leaf and overflow
     /// page, and the branches too when they alone would keep half the limit (a branch is on
     /// every descent, so it is the page most likely to be needed again), in runs of consecutive
-    /// numbers (PageRunWriter). Call only between operations. A failed write is an I/O failure
-    /// of the transaction (I8).
+    /// numbers (PageRunWriter). Call only between operations, or between two entries of a
+    /// sorted run (see the header). A failed write is an I/O failure of the transaction (I8).
     func spill() throws(EngineError) {
         var pages = owned.values.filter { $0.type != .branch }
         if owned.count - pages.count > spillPages / 2 { pages = Array(owned.values) }
         pages.sort { $0.number.rawValue < $1.number.rawValue }
         let writer = PageRunWriter(file: pager.file, pageSize: pageSize)
+        // A page is forgotten only once the write that holds it succeeded: after a failure the
+        // transaction cannot commit (I8), and its reads still find every page it holds.
+        var written = 0
+        func forgetWritten(upTo end: Int) {
+            while written < end {
+                let number = pages[written].number.rawValue
+                owned.removeValue(forKey: number)
+                spilled.insert(number)
+                written += 1
+            }
+        }
         do throws(EngineError) {
-            for page in pages {
+            for (i, page) in pages.enumerated() {
                 // The page is unreachable by readers (not yet committed): seal it in place.
                 page.seal()
-                try writer.append(page.number.rawValue) { $0.copyMemory(from: page.raw) }
-                owned.removeValue(forKey: page.number.rawValue)
-                spilled.insert(page.number.rawValue)
+                if try writer.append(page.number.rawValue, { $0.copyMemory(from: page.raw) }) { forgetWritten(upTo: i) }
             }
             try writer.flush()
+            forgetWritten(upTo: pages.count)
         } catch {
-            // Pages marked spilled may not be in the file: the transaction cannot commit (I8).
             ioFailure = error
             throw error
         }

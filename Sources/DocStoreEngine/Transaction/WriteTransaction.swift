@@ -22,9 +22,10 @@ public final class WriteTransaction: Transaction {
     private var buffer = PutBuffer()
     /// Consecutive deletes from one tree, applied in key order likewise (never both at once).
     private var deletes = DeleteBuffer()
-    /// How much memory buffered puts may take (PutBuffer.bytes) before they are applied: each
-    /// application of unsorted puts to a tree larger than the spill limit reads back and rewrites
-    /// pages the one before wrote, so fewer, longer runs are faster (tests lower it).
+    /// How much memory buffered puts or deletes may take (PutBuffer.bytes, DeleteBuffer.bytes)
+    /// before they are applied: each application of unsorted puts to a tree larger than the
+    /// spill limit reads back and rewrites pages the one before wrote, so fewer, longer runs are
+    /// faster (EngineOptions.putBufferBytes; tests lower it).
     var bufferedPutBytes = 256 << 20
 
     init(engine: Engine, lsn: LSN, catalogRoot: PageNumber, workspace: PageWorkspace) {
@@ -182,8 +183,9 @@ public final class WriteTransaction: Transaction {
     /// ``EngineOptions/putBufferBytes`` of them are buffered — each only after a lookup that
     /// says whether the key is there, so the result is known at once. Reads in the transaction
     /// always see every delete made before them.
-    /// - Throws: `.treeNotFound`, `.transactionClosed`; `.corrupt` from a page the lookup or the
-    ///   buffered deletes reach, here or at the later call.
+    /// - Throws: `.treeNotFound`, `.transactionClosed`; `.corrupt` or `.io` from a page the
+    ///   lookup or the buffered deletes reach (or a spill), here or at the later call — after
+    ///   which the transaction cannot commit.
     @discardableResult
     public func delete(_ key: [UInt8], in tree: String) throws(EngineError) -> Bool {
         _ = try requireTree(tree)
@@ -289,8 +291,25 @@ public final class WriteTransaction: Transaction {
         try spillIfNeeded()
     }
 
-    /// Applies the buffered puts or deletes, in key order (PutBuffer, DeleteBuffer).
+    /// An error applying buffered puts or deletes: they are logged already and may be half
+    /// applied (pages copied, their originals freed), so the transaction must not commit even
+    /// when the body catches the error and goes on (Engine.write throws it instead of
+    /// committing), and a later call that applies buffered operations throws it again.
+    private(set) var applyFailure: EngineError?
+
+    /// Applies the buffered puts or deletes, in key order (PutBuffer, DeleteBuffer). A failure
+    /// stops the transaction for good (`applyFailure`).
     private func applyBuffered() throws(EngineError) {
+        if let applyFailure { throw applyFailure }
+        do throws(EngineError) {
+            try applyBufferedRun()
+        } catch {
+            applyFailure = error
+            throw error
+        }
+    }
+
+    private func applyBufferedRun() throws(EngineError) {
         if let (tree, keys) = deletes.drain() {
             // Logged as they were made (D3); every key is there (D1).
             guard var info = try info(tree) else { throw .corrupt("deleting from a missing tree '\(tree)'") }
