@@ -32,11 +32,7 @@ import Testing
     }
 
     /// The store opened again from a copy of its files alone, as after a crash now.
-    static func reopened(_ store: TestStore) throws -> Engine {
-        var options = store.options
-        options.fileSystem = MemoryFileSystem(files: store.fileSystem.snapshot())
-        return try Engine.open(at: store.path, options: options)
-    }
+    static func reopened(_ store: TestStore) throws -> Engine { try TestStores.reopenedAfterCrash(store) }
 
     /// `n` entries with keys in a shuffled order (so a later batch lands in leaves an earlier
     /// one filled) and values of a few hundred bytes.
