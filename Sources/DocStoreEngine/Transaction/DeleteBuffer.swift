@@ -28,7 +28,6 @@ struct DeleteBuffer {
     private(set) var bytes = 0
 
     var isEmpty: Bool { keys.isEmpty }
-    var count: Int { keys.count }
 
     /// Whether a key with `key`'s hash is buffered: false means `key` is not.
     func mayContain(_ key: [UInt8]) -> Bool { !hashes.isEmpty && hashes.contains(Self.hash(key)) }

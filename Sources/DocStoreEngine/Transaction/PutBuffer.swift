@@ -24,7 +24,6 @@ struct PutBuffer {
     private(set) var bytes = 0
 
     var isEmpty: Bool { keys.isEmpty }
-    var count: Int { keys.count }
 
     mutating func append(_ key: [UInt8], _ value: [UInt8], tree: String) {
         self.tree = tree
