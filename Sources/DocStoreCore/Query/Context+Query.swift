@@ -443,9 +443,24 @@ extension Context {
                 keys.removeLast(keys.count - kept)
                 keys.sort()
                 var lookup = RecordLookup(txn)
-                for key in keys {
-                    guard let reading = entity(of: key) else { continue }
+                var n = 0
+                while n < keys.count {
+                    let key = keys[n]
+                    guard let reading = entity(of: key) else {
+                        n += 1
+                        continue
+                    }
+                    // A count whose byte test is made counts the rest of the entity's candidates
+                    // in one loop (CandidateReading.countPassing), as `consider` would.
+                    if countOnly, let filter = reading.madeFilter {
+                        let (passed, read, end) = try reading.countPassing(keys, from: n, filter: filter, txn)
+                        counters.tally += passed
+                        counters.recordsRead += read
+                        n = end
+                        continue
+                    }
                     _ = try lookup.visitRecord(key, reading.entity) { raw in try consider(key, reading, bytes: raw) }
+                    n += 1
                 }
             }
         }

@@ -22,7 +22,14 @@ public struct Cursor {
     let blobs: BlobStore?
     let file: String
     private var path: [(page: Page, position: Int)] = []
-    private var leaf: Page?
+    private var leaf: Page? {
+        didSet { leafReference = leaf.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `leaf` unretained, for the per-entry reads (`withCurrent`, `withValue(forKey:)`): read
+    /// through `_withUnsafeGuaranteedRef`, the leaf is used without a retain and a release
+    /// around each entry — two fifths of an index walk's time. Safe because `leaf` holds it
+    /// strongly and cannot change while a read's body runs (the cursor is borrowed `inout`).
+    private var leafReference: Unmanaged<Page>?
     private var index = 0
     /// Leaves this cursor stepped onto from a neighbour since it was last placed (`first`,
     /// `last`, `seek`, `move`: one cursor serves many short walks); past `passingAfter` (2 MiB of 4 KiB
@@ -151,9 +158,14 @@ public struct Cursor {
     /// is at no entry. The bytes are valid only inside `body`. (Mutating only so that a call
     /// borrows the cursor in place rather than copying it.)
     public mutating func withCurrent<R>(_ body: (_ key: UnsafeRawBufferPointer, _ value: UnsafeRawBufferPointer) throws -> R) throws -> R? {
-        guard let leaf, index >= 0, index < leaf.count else { return nil }
-        let key = leaf.leafKey(index)
-        return try BTree.withValue(of: leaf, at: index, in: source, blobs: blobs, file: file) { value in try body(key, value) }
+        guard let leafReference else { return nil }
+        let index = self.index
+        return try leafReference._withUnsafeGuaranteedRef { (leaf) throws -> R? in
+            guard index >= 0, index < leaf.count else { return nil }
+            let key = leaf.leafKey(index)
+            if let inline = BTree.inlineValue(of: leaf, at: index) { return try body(key, inline) }   // (as in `withValue(forKey:)`)
+            return try BTree.withValue(of: leaf, at: index, in: source, blobs: blobs, file: file) { value in try body(key, value) }
+        }
     }
 
     /// `withCurrent` for a body that returns nothing: whether the cursor is at an entry (and
@@ -194,8 +206,13 @@ public struct Cursor {
             guard let l = leaf, index < l.count, compareKeys(l.leafKey(index), k) == 0 else { return nil }
             return index
         }
-        guard let l = leaf, let at = position else { return nil }
-        return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
+        guard let leafReference, let at = position else { return nil }
+        return try leafReference._withUnsafeGuaranteedRef { (l) throws -> R? in
+            // A value in its leaf (a record, mostly) is handed over without passing the page
+            // source, blob store and file name along: each was a retain and a release a lookup.
+            if let inline = BTree.inlineValue(of: l, at: at) { return try body(inline) }
+            return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
+        }
     }
 
     /// `withValue(forKey:_:)` for a body that returns nothing: whether `key` was found. Not
@@ -227,7 +244,10 @@ public struct Cursor {
     /// lookup ahead, its first cell (`firstCell`, when the header is loaded by then) at the last
     /// cell. Nothing here waits for memory but the header read for the first cell. Only a page
     /// the cache holds: this reads no file (the descent does, and reports what it finds).
-    private func prefetchNextLeaf(firstCell: Bool) {
+    /// (Mutating only so that the lookup's closure, which holds the cursor `inout`, calls it in
+    /// place: as a non-mutating method it copied the whole cursor — its path, leaf and source
+    /// retained and released — on every lookup, a tenth of a count's retains.)
+    private mutating func prefetchNextLeaf(firstCell: Bool) {
         guard let (branch, position) = path.last, position < branch.count,
               let next = source.cachedPage(branch.child(at: position + 1)),
               let base = next.raw.baseAddress else { return }
