@@ -48,6 +48,9 @@ public final class Context {
     public let parent: Context?
     /// A name for the context, shown in history and descriptions.
     public var name: String?
+    /// How this context's objects reach it (ContextLink): set at the end of the initializers,
+    /// cleared first thing in deinit.
+    let link = ContextLink()
 
     // Exclusivity checked statically only, as ManagedObject's fields (a Context is not
     // Sendable; only its own code touches these, with no access open across a call out).
@@ -117,6 +120,7 @@ public final class Context {
         self.store = store
         self.name = name
         self.parent = nil
+        link.context = self
     }
 
     /// A child context of `parent` (Core Data's `parent` context): it reads the parent's objects
@@ -128,6 +132,11 @@ public final class Context {
         self.store = parent.store
         self.name = name
         self.parent = parent
+        link.context = self
+    }
+
+    deinit {
+        link.context = nil   // ContextLink L1, L2: first, before any field is released
     }
 
     // MARK: - Change sets

@@ -30,7 +30,12 @@ public final class UndoManager {
     var redoStack: [UndoGroup] = []
     var open: UndoGroup?
     var explicitDepth = 0
-    weak var context: Context?
+    /// The context's link (ContextLink): the context is reached without being kept alive.
+    var contextLink: ContextLink?
+    var context: Context? {
+        get { contextLink?.context }
+        set { contextLink = newValue?.link }
+    }
 
     public init() {}
 

@@ -12,7 +12,8 @@
 //   readAhead a fault's record read ahead (Context+Relationships R5); only a fault has one.
 // Ownership runs one way, as in Core Data: the app keeps its contexts, a context keeps its
 // changed objects (and the objects its undo stack and last prefetch name), and an object holds
-// its context weakly — so no object keeps a context alive and a context dropped with unsaved
+// its context unretained (through the context's ContextLink, which the context's deinit clears)
+// — so no object keeps a context alive and a context dropped with unsaved
 // changes is freed with them. The context holds unchanged objects unretained, so objects the
 // app no longer references are released; relationships hold keys, never objects, so two
 // related objects form no retain cycle. An object that outlives its context reads its last
@@ -79,8 +80,9 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     // The dynamic check on every read and write was about a twentieth of an insert's time.
     @exclusivity(unchecked) final var entityInfo: EntityInfo?
     @exclusivity(unchecked) final var key: UInt64 = 0
-    /// Weak: the app owns its contexts (see the file comment).
-    @exclusivity(unchecked) final weak var context: Context?
+    /// The context's link (ContextLink): held strongly, it reaches the context without
+    /// keeping it alive — the app owns its contexts (see the file comment).
+    @exclusivity(unchecked) final var contextLink: ContextLink?
     @exclusivity(unchecked) final var flags: ObjectFlags = []
     /// The to-one slots (below 16) that the delete rules of this object's deletion nullified:
     /// they read as nil, while its values stay the saved ones — a deleted object is neither
@@ -150,6 +152,12 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
             if record != nil { decodeRecord() }
             yield &decodedValues
         }
+    }
+
+    /// The owning context: nil before insert, and once the context is gone (ContextLink L1).
+    final var context: Context? {
+        get { contextLink?.context }
+        set { contextLink = newValue?.link }
     }
 
     /// Whether `slot` is a to-one this object's deletion nullified (`nulledSlots`).
