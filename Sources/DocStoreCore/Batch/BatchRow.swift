@@ -43,10 +43,16 @@ struct BatchRowReader {
     /// `row` with `value` given to the property `name`; problems are appended to `problems`.
     func set(_ name: String, _ value: Any?, in row: inout BatchRow, rowNumber: Int, writer: BatchWriter,
              problems: inout [DocStoreError.Problem]) throws {
+        try set(entity.property(named: name), name, value, in: &row, rowNumber: rowNumber, writer: writer, problems: &problems)
+    }
+
+    /// `set(_:_:in:…)` with the property of `name` already looked up (nil: the entity has none).
+    func set(_ property: PropertyInfo?, _ name: String, _ value: Any?, in row: inout BatchRow, rowNumber: Int, writer: BatchWriter,
+             problems: inout [DocStoreError.Problem]) throws {
         func problem(_ message: String) {
             problems.append(.init(entity: "\(entity.name) row \(rowNumber)", property: name, message))
         }
-        guard let p = entity.property(named: name) else {
+        guard let p = property else {
             problem("\(entity.name) has no property \"\(name)\"")
             return
         }
@@ -172,5 +178,29 @@ struct BatchRowReader {
                 if let hi = r.maxCount, count > hi { problem("has \(count) objects; at most \(hi) allowed") }
             }
         }
+    }
+}
+
+/// The properties a batch's rows name, by the name's position in the row. Rows made alike (a
+/// handler filling one reused dictionary) list their names in the same order, so each name is
+/// compared with the last row's name at its position — equal small strings compare by their
+/// bits — rather than hashed for the entity's dictionary of names (SipHash over every name of
+/// every row was about a twelfth of a batch insert from dictionaries).
+struct RowNames {
+    private var names: [String] = []
+    private var properties: [PropertyInfo?] = []
+
+    /// The property named `name`, the `position`-th name of its row.
+    mutating func property(_ name: String, at position: Int, in entity: EntityInfo) -> PropertyInfo? {
+        if position < names.count, names[position] == name { return properties[position] }
+        let found = entity.property(named: name)
+        if position < names.count {
+            names[position] = name
+            properties[position] = found
+        } else if position == names.count {
+            names.append(name)
+            properties.append(found)
+        }
+        return found
     }
 }

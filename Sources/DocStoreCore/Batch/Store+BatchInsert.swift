@@ -90,6 +90,7 @@ struct BatchInserter {
     private var problems: [DocStoreError.Problem] = []
     private var rowNumber = 0
     private var badRows = 0
+    private var names = RowNames()
 
     init(store: Store, entity: EntityInfo, reader: BatchRowReader, writer: BatchWriter) {
         self.store = store
@@ -103,8 +104,11 @@ struct BatchInserter {
         rowNumber += 1
         var row = BatchRow(values: entity.defaults)
         let before = problems.count
+        var position = 0
         for (name, value) in fields {
-            try reader.set(name, value, in: &row, rowNumber: rowNumber, writer: writer, problems: &problems)
+            let property = names.property(name, at: position, in: entity)
+            position += 1
+            try reader.set(property, name, value, in: &row, rowNumber: rowNumber, writer: writer, problems: &problems)
         }
         try insert(row, problemsBefore: before)
     }

@@ -187,7 +187,14 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// The value of `slot` of a loaded object: from its record when it still holds one (that
     /// field alone decoded), else from its values.
     final func loadedValue(_ slot: Int) -> StoredValue {
-        if let record, let entityInfo { return entityInfo.value(ofSlot: slot, inRecord: record, key: key, from: &recordPosition) }
+        if let record, let entityInfo {
+            // The position read and written through a local: passed `inout` from this object,
+            // the call could have changed `record` for all the compiler knew.
+            var position = recordPosition
+            let value = record.withUnsafeBytes { raw in entityInfo.value(ofSlot: slot, inRecord: raw, key: key, from: &position) }
+            recordPosition = position
+            return value
+        }
         return slot < decodedValues.count ? decodedValues[slot] : .null
     }
 

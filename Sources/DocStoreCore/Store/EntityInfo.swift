@@ -223,12 +223,9 @@ final class EntityInfo: Sendable {
     /// The value of `slot` in a record `RecordCoding.validate` passed (its default when the
     /// record lacks the field), decoding that field alone — stepping on from `position` when the
     /// field lies past it (RecordCoding.field).
-    func value(ofSlot slot: Int, inRecord bytes: [UInt8], key: UInt64, from position: inout RecordPosition) -> StoredValue {
+    func value(ofSlot slot: Int, inRecord bytes: UnsafeRawBufferPointer, key: UInt64, from position: inout RecordPosition) -> StoredValue {
         guard slot < fieldForSlot.count else { return .null }
-        let field = fieldForSlot[slot]
-        let found = try? RecordCoding.withRaw(bytes) { (raw) throws(DocStoreError) in
-            try RecordCoding.field(raw, field, key: key, from: &position)
-        }
+        let found = try? RecordCoding.field(bytes, fieldForSlot[slot], key: key, from: &position)
         return (found ?? nil) ?? defaults[slot]
     }
 
