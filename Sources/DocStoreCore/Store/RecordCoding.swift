@@ -246,17 +246,30 @@ enum RecordCoding {
                 }
             }
             var previous: UInt64? = nil
+            // Kept fields are copied in runs, each with one append: field by field, the appends
+            // were most of a batch update's patching.
+            var run: Int? = nil
             while !reader.atEnd {
                 let at = reader.offset
                 let id = UInt64(try reader.fieldID(after: &previous))
                 try reader.skipValue()
-                writeChanges(below: id, &out)
-                if next < changes.count, UInt64(changes[next].fieldID) == id {
-                    writeChanges(below: id + 1, &out)
-                } else if keep(UInt32(id)) {
-                    out.append(contentsOf: raw[at..<reader.offset])
+                if next < changes.count, UInt64(changes[next].fieldID) <= id {
+                    if let start = run { out.append(contentsOf: raw[start..<at]) }
+                    run = nil
+                    writeChanges(below: id, &out)
+                    if next < changes.count, UInt64(changes[next].fieldID) == id {
+                        writeChanges(below: id + 1, &out)
+                        continue
+                    }
+                }
+                if keep(UInt32(id)) {
+                    if run == nil { run = at }
+                } else {
+                    if let start = run { out.append(contentsOf: raw[start..<at]) }
+                    run = nil
                 }
             }
+            if let start = run { out.append(contentsOf: raw[start..<reader.offset]) }
             writeChanges(below: UInt64.max, &out)
         }
     }
