@@ -86,7 +86,7 @@ extension Store {
                             progress: ((MigrationProgress) -> Void)? = nil) throws(DocStoreError) {
         var options = EngineOptions()
         options.durability = durability
-        try self.init(path: url.path, url: url, migrationPlan: migrationPlan, options: options, progress: progress)
+        try self.init(path: url.filePath, url: url, migrationPlan: migrationPlan, options: options, progress: progress)
     }
 
     convenience init(path: String, url: URL?, migrationPlan: any SchemaMigrationPlan.Type, options: EngineOptions,

@@ -57,7 +57,7 @@ public final class Store: Sendable {
         var options = EngineOptions()
         options.durability = durability
         options.readOnly = readOnly
-        try self.init(path: url.path, url: url, schema: schema, classes: [:], options: options)
+        try self.init(path: url.filePath, url: url, schema: schema, classes: [:], options: options)
     }
 
     /// Opens (or creates) the store at `url` for these @Model classes.
@@ -74,7 +74,7 @@ public final class Store: Sendable {
         var options = EngineOptions()
         options.durability = durability
         options.readOnly = readOnly
-        try self.init(path: url.path, url: url, schema: Schema(models: models), classes: Store.classes(models), options: options)
+        try self.init(path: url.filePath, url: url, schema: Schema(models: models), classes: Store.classes(models), options: options)
     }
 
     /// A store in memory, for tests and previews: nothing touches the disk.
