@@ -167,7 +167,7 @@ struct BatchRowReader {
             }
             switch p.kind {
             case .attribute:
-                if let rules = p.rules, let message = Context.check(row.values[p.slot], against: rules) { problem(message) }
+                if let rules = p.rules, let message = Context.check(row.values, p.slot, against: rules) { problem(message) }
             case .toOne(let r):
                 if !r.isOptional, row.values[p.slot].isNull { problem("is required (a to-one relationship with no object)") }
             case .toMany(let r):

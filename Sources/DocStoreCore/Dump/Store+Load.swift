@@ -222,7 +222,7 @@ struct DumpLoader {
             }
         }
         for p in entity.properties {
-            if let rules = p.rules, let message = Context.check(values[p.slot], against: rules) {
+            if let rules = p.rules, let message = Context.check(values, p.slot, against: rules) {
                 try problem(line: line, entity: object.id, property: p.name, message)
             } else if case .toOne(let r) = p.kind, !r.isOptional, values[p.slot].isNull {
                 try problem(line: line, entity: object.id, property: p.name, "is required (a to-one relationship with no object)")

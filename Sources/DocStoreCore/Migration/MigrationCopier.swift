@@ -187,7 +187,7 @@ struct MigrationCopier {
             for p in object.entity.properties {
                 switch p.kind {
                 case .attribute:
-                    if let rules = p.rules, let message = Context.check(object.values[p.slot], against: rules) {
+                    if let rules = p.rules, let message = Context.check(object.values, p.slot, against: rules) {
                         problems.append(.init(entity: objectName, property: p.name, message))
                     }
                 case .toOne(let r):

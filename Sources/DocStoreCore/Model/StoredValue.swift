@@ -104,6 +104,30 @@ public enum StoredValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// Whether an attribute of `type` (optional or not) takes this value: `fits`, and null only
+    /// when optional — what a save checks first of every attribute. It binds no payload, so a
+    /// caller reading an array's element reads it in place: passed to `Context.check`, each
+    /// string was retained and released, most of validating a save.
+    @inline(__always)
+    func isAcceptable(to type: AttributeType, optional: Bool) -> Bool {
+        switch self {
+        case .null: return optional
+        case .bool: if case .bool = type { return true }
+        case .double: if case .double = type { return true }
+        case .float: if case .float = type { return true }
+        case .decimal: if case .decimal = type { return true }
+        case .string: if case .string = type { return true }
+        case .date: if case .date = type { return true }
+        case .uuid: if case .uuid = type { return true }
+        case .url: if case .url = type { return true }
+        case .data: if case .binaryData = type { return true }
+        case .document: if case .codable = type { return true }
+        case .int(let v): return type.integerRange?.contains(v) ?? false
+        default: return false
+        }
+        return false
+    }
+
     /// Whether this value may be stored in an attribute of `type` (null fits every type).
     public func fits(_ type: AttributeType) -> Bool {
         switch (self, type) {

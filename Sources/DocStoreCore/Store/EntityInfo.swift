@@ -16,14 +16,34 @@ enum PropertyKind: Sendable {
 }
 
 /// An attribute's save-time checks: its description, with its pattern compiled once at open
-/// rather than at every save.
+/// rather than at every save, and the fields the checks read taken out of it — a save checks
+/// every attribute of every changed object, and copying the description out (its name, pattern
+/// and default retained and released) was most of that.
 final class AttributeRules: Sendable {
     let attribute: AttributeDescription
     let regex: NSRegularExpression?
+    let type: AttributeType
+    let isOptional: Bool
+    let minimum: Double?
+    let maximum: Double?
+    let minLength: Int?
+    let maxLength: Int?
+    let pattern: String?
+    /// No bounds, lengths or pattern: a value present (or the attribute optional) and of the
+    /// type passes (`StoredValue.isAcceptable`).
+    let checksOnlyPresenceAndType: Bool
 
     init(_ a: AttributeDescription) {
         attribute = a
         regex = a.pattern.flatMap { try? NSRegularExpression(pattern: "^(?:\($0))$") }
+        type = a.type
+        isOptional = a.isOptional
+        minimum = a.minimum
+        maximum = a.maximum
+        minLength = a.minLength
+        maxLength = a.maxLength
+        pattern = a.pattern
+        checksOnlyPresenceAndType = a.minimum == nil && a.maximum == nil && a.minLength == nil && a.maxLength == nil && a.pattern == nil
     }
 }
 
@@ -57,10 +77,22 @@ final class PropertyInfo: Sendable {
         isToOne = if case .toOne = kind { true } else { false }
         isOrdered = if case .toMany(let r) = kind { r.isOrdered } else { false }
         isUnique = if case .attribute(let a) = kind { a.isUnique } else { false }
+        requiresTarget = if case .toOne(let r) = kind { !r.isOptional } else { false }
+        countBounds = if case .toMany(let r) = kind, max(r.minCount ?? 0, r.isOptional ? 0 : 1) > 0 || r.maxCount != nil {
+            (max(r.minCount ?? 0, r.isOptional ? 0 : 1), r.maxCount)
+        } else {
+            nil
+        }
         rules = if case .attribute(let a) = kind { AttributeRules(a) } else { nil }
     }
 
     let isUnique: Bool
+    /// To-one relationships that are not optional: save refuses an object without a target.
+    let requiresTarget: Bool
+    /// To-many relationships with a least or most count (a required one needs one member):
+    /// what save checks; nil for the others. (Read by every save for every changed object, so
+    /// taken from the description once, not by copying it out of `kind` each time.)
+    let countBounds: (minimum: Int, maximum: Int?)?
     /// Attributes: the checks save applies.
     let rules: AttributeRules?
     let isToMany: Bool
