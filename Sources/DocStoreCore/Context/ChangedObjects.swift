@@ -30,6 +30,9 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     private var indexedSlots: [UInt32: [Int]] = [:]
     /// Per kind with value indexes: the keys to re-encode before a lookup.
     private var stale: [UInt32: Set<UInt64>] = [:]
+    /// `sortedByKey()`'s last answer; nil once an object is added or removed. (Keys never
+    /// change, so the order holds while the set of objects does.)
+    private var sorted: [ManagedObject]?
 
     struct ValueIndexKey: Hashable {
         let kind: UInt32
@@ -129,6 +132,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
                 return
             }
             let kind = PrimaryKey.entity(of: key)
+            sorted = nil
             if byKey.updateValue(object, forKey: key) == nil { counts[kind, default: 0] += 1 }
             if object.isDeleted { live[kind]?.remove(key) } else { live[kind, default: []].insert(key) }
             noteValuesMayChange(key)
@@ -138,6 +142,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     @discardableResult
     mutating func removeValue(forKey key: UInt64) -> ManagedObject? {
         guard let object = byKey.removeValue(forKey: key) else { return nil }
+        sorted = nil
         let kind = PrimaryKey.entity(of: key)
         live[kind]?.remove(key)
         counts[kind, default: 1] -= 1
@@ -148,9 +153,13 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
 
     /// Every object here, in key order: the dictionary's entries sorted by their keys, so the
     /// comparisons read no object (sorting the objects by their `key` retained and released each
-    /// one per comparison — a save sorts twice, to validate and to write).
-    func sortedByKey() -> [ManagedObject] {
-        byKey.sorted { $0.key < $1.key }.map(\.value)
+    /// one per comparison). Kept until an object is added or removed (`sorted`): a save asks
+    /// twice, to validate and to write, with the same objects in between.
+    mutating func sortedByKey() -> [ManagedObject] {
+        if let sorted { return sorted }
+        let made = byKey.sorted { $0.key < $1.key }.map(\.value)
+        sorted = made
+        return made
     }
 
     /// `object`, here, was just marked deleted.
