@@ -165,17 +165,13 @@ struct BatchRowReader {
             func problem(_ message: String) {
                 problems.append(.init(entity: "\(entity.name) row \(rowNumber)", property: p.name, message))
             }
-            switch p.kind {
-            case .attribute:
-                if let rules = p.rules, let message = Context.check(row.values, p.slot, against: rules) { problem(message) }
-            case .toOne(let r):
-                if !r.isOptional, row.values[p.slot].isNull { problem("is required (a to-one relationship with no object)") }
-            case .toMany(let r):
-                let minimum = max(r.minCount ?? 0, r.isOptional ? 0 : 1)
-                guard minimum > 0 || r.maxCount != nil else { continue }
+            if let rules = p.rules {
+                if let message = Context.check(row.values, p.slot, against: rules) { problem(message) }
+            } else if p.requiresTarget {
+                if row.values[p.slot].isNull { problem(Context.missingTarget) }
+            } else if let bounds = p.countBounds {
                 let count = row.toMany.first { $0.slot == p.slot }?.targets.count ?? 0
-                if count < minimum { problem("has \(count) object\(count == 1 ? "" : "s"); at least \(minimum) required") }
-                if let hi = r.maxCount, count > hi { problem("has \(count) objects; at most \(hi) allowed") }
+                if let message = Context.check(count: count, against: bounds) { problem(message) }
             }
         }
     }

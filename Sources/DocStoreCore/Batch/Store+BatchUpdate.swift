@@ -172,7 +172,7 @@ extension Store {
                 for (slot, value) in newValues {
                     let p = objectEntity.properties[slot]
                     if let rules = p.rules, let message = Context.check(value, against: rules) { problem(slot, message) }
-                    if case .toOne(let r) = p.kind, !r.isOptional, value.isNull { problem(slot, "is required (a to-one relationship with no object)") }
+                    if p.requiresTarget, value.isNull { problem(slot, Context.missingTarget) }
                 }
                 if problems.count > before {
                     badObjects += 1

@@ -295,12 +295,10 @@ extension Context {
                     }
                 } else if p.requiresTarget {
                     if !isFault, values[p.slot].isNull {
-                        problems.append(.init(entity: name, property: p.name, "is required (a to-one relationship with no object)"))
+                        problems.append(.init(entity: name, property: p.name, Self.missingTarget))
                     }
-                } else if let (minimum, maximum) = p.countBounds {
-                    let count = try members(of: o, p).count
-                    if count < minimum { problems.append(.init(entity: name, property: p.name, "has \(count) object\(count == 1 ? "" : "s"); at least \(minimum) required")) }
-                    if let hi = maximum, count > hi { problems.append(.init(entity: name, property: p.name, "has \(count) objects; at most \(hi) allowed")) }
+                } else if let bounds = p.countBounds, let message = Self.check(count: try members(of: o, p).count, against: bounds) {
+                    problems.append(.init(entity: name, property: p.name, message))
                 }
             }
             do {
@@ -327,9 +325,19 @@ extension Context {
         return check(values[slot], against: rules)
     }
 
+    /// What a save says of a required to-one relationship with no object.
+    static let missingTarget = "is required (a to-one relationship with no object)"
+
+    /// What is wrong with a to-many relationship of `count` members for its `bounds`
+    /// (`PropertyInfo.countBounds`), or nil when the count is within them.
+    static func check(count: Int, against bounds: (minimum: Int, maximum: Int?)) -> String? {
+        if count < bounds.minimum { return "has \(count) object\(count == 1 ? "" : "s"); at least \(bounds.minimum) required" }
+        if let hi = bounds.maximum, count > hi { return "has \(count) objects; at most \(hi) allowed" }
+        return nil
+    }
+
     /// What is wrong with `value` for the attribute whose rules are `a`, or nil when it is valid.
-    static func check(_ value: StoredValue, against rules: AttributeRules) -> String? {
-        let a = rules
+    static func check(_ value: StoredValue, against a: AttributeRules) -> String? {
         if value.isNull { return a.isOptional ? nil : "is required" }
         guard value.fits(a.type) else { return "holds \(value), which is not a \(a.type)" }
         if a.minimum != nil || a.maximum != nil {
@@ -358,7 +366,7 @@ extension Context {
             }
         }
         if let pattern = a.pattern, case .string(let s) = value {
-            guard let regex = rules.regex else { return "the pattern \(pattern) is invalid" }
+            guard let regex = a.regex else { return "the pattern \(pattern) is invalid" }
             if regex.firstMatch(in: s, range: NSRange(s.startIndex..., in: s)) == nil {
                 return "\(String(reflecting: s)) does not match the pattern \(pattern)"
             }

@@ -37,11 +37,11 @@ extension Store {
         var reader = JSONLinesReader(input: input)
         let decoder = JSONDecoder()
         let (header, catalog) = try readHeader(&reader, decoder)
-        guard !FileManager.default.fileExists(atPath: url.path) else {
-            throw DocStoreError(.storage, "a file exists at \(url.path) already; a store is loaded into a new path")
+        guard !FileManager.default.fileExists(atPath: url.filePath) else {
+            throw DocStoreError(.storage, "a file exists at \(url.filePath) already; a store is loaded into a new path")
         }
         do {
-            return try StoreFileSwap.build(url.path, FoundationFileSystem(), pageSize: EngineOptions().pageSize,
+            return try StoreFileSwap.build(url.filePath, FoundationFileSystem(), pageSize: EngineOptions().pageSize,
                                            continuing: (header.store, LSN(header.lastLSN))) { engine in
                 try loadObjects(&reader, decoder, header, catalog, into: StoreBuilder(engine: engine, catalog: catalog))
             }
@@ -224,8 +224,8 @@ struct DumpLoader {
         for p in entity.properties {
             if let rules = p.rules, let message = Context.check(values, p.slot, against: rules) {
                 try problem(line: line, entity: object.id, property: p.name, message)
-            } else if case .toOne(let r) = p.kind, !r.isOptional, values[p.slot].isNull {
-                try problem(line: line, entity: object.id, property: p.name, "is required (a to-one relationship with no object)")
+            } else if p.requiresTarget, values[p.slot].isNull {
+                try problem(line: line, entity: object.id, property: p.name, Context.missingTarget)
             }
         }
         return problems.count == before ? (key, entity, values, toMany) : nil

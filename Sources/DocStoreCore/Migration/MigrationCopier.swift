@@ -185,23 +185,16 @@ struct MigrationCopier {
             problems += object.problems
             let objectName = "\(object.entity.name)/\(object.key & PrimaryKey.sequenceMask)"
             for p in object.entity.properties {
-                switch p.kind {
-                case .attribute:
-                    if let rules = p.rules, let message = Context.check(object.values, p.slot, against: rules) {
-                        problems.append(.init(entity: objectName, property: p.name, message))
-                    }
-                case .toOne(let r):
-                    if !r.isOptional, object.values[p.slot].isNull { problems.append(.init(entity: objectName, property: p.name, "is required (a to-one relationship with no object)")) }
-                case .toMany:
-                    break
+                if let rules = p.rules, let message = Context.check(object.values, p.slot, against: rules) {
+                    problems.append(.init(entity: objectName, property: p.name, message))
+                } else if p.requiresTarget, object.values[p.slot].isNull {
+                    problems.append(.init(entity: objectName, property: p.name, Context.missingTarget))
                 }
             }
             for (slot, targets) in object.toMany.sorted(by: { $0.key < $1.key }) {
-                if case .toMany(let r) = object.entity.properties[slot].kind {
-                    let minimum = max(r.minCount ?? 0, r.isOptional ? 0 : 1)
-                    let name = object.entity.properties[slot].name
-                    if targets.count < minimum { problems.append(.init(entity: objectName, property: name, "has \(targets.count) object\(targets.count == 1 ? "" : "s"); at least \(minimum) required")) }
-                    if let hi = r.maxCount, targets.count > hi { problems.append(.init(entity: objectName, property: name, "has \(targets.count) objects; at most \(hi) allowed")) }
+                let p = object.entity.properties[slot]
+                if let bounds = p.countBounds, let message = Context.check(count: targets.count, against: bounds) {
+                    problems.append(.init(entity: objectName, property: p.name, message))
                 }
             }
             guard problems.isEmpty else { continue }

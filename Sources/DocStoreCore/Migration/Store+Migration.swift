@@ -108,7 +108,7 @@ extension Store {
                                        rehearse: Bool = true) throws(DocStoreError) -> MigrationReport {
         var options = EngineOptions()
         options.readOnly = true
-        var report = try migrate(path: url.path, plan: migrationPlan, options: options, dryRun: true, progress: nil)
+        var report = try migrate(path: url.filePath, plan: migrationPlan, options: options, dryRun: true, progress: nil)
         guard rehearse, report.stages.contains(where: \.rewritesObjects) else { return report }
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("rehearsal-\(UUID().uuidString).docstore").path
         defer {
@@ -116,7 +116,7 @@ extension Store {
             try? FileManager.default.removeItem(atPath: scratch + "-blobs")
         }
         do {
-            let source = try Engine.open(at: url.path, options: options)
+            let source = try Engine.open(at: url.filePath, options: options)
             defer { try? source.close() }
             let snapshot = try source.beginRead()
             defer { snapshot.close() }

@@ -104,10 +104,11 @@ public enum StoredValue: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Whether an attribute of `type` (optional or not) takes this value: `fits`, and null only
-    /// when optional — what a save checks first of every attribute. It binds no payload, so a
-    /// caller reading an array's element reads it in place: passed to `Context.check`, each
-    /// string was retained and released, most of validating a save.
+    /// Whether an attribute of `type` (optional or not) takes this value: null only when
+    /// optional, an integer within the type's range, any other value only of its own type —
+    /// what a save checks first of every attribute (`fits` is this with `optional` true). It
+    /// binds no payload, so a caller reading an array's element reads it in place: passed to
+    /// `Context.check`, each string was retained and released, most of validating a save.
     @inline(__always)
     func isAcceptable(to type: AttributeType, optional: Bool) -> Bool {
         switch self {
@@ -129,16 +130,7 @@ public enum StoredValue: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether this value may be stored in an attribute of `type` (null fits every type).
-    public func fits(_ type: AttributeType) -> Bool {
-        switch (self, type) {
-        case (.null, _): true
-        case (.bool, .bool), (.double, .double), (.float, .float), (.decimal, .decimal),
-             (.string, .string), (.date, .date), (.uuid, .uuid), (.url, .url),
-             (.data, .binaryData), (.document, .codable): true
-        case (.int(let v), _): type.integerRange?.contains(v) ?? false
-        default: false
-        }
-    }
+    public func fits(_ type: AttributeType) -> Bool { isAcceptable(to: type, optional: true) }
 }
 
 extension AttributeType {

@@ -44,7 +44,9 @@ final class CandidateReading {
     /// entity's `madeFilter`): how many pass and how many records were read. One cursor, the
     /// filter held once: per candidate a lookup in key order and the byte test, nothing
     /// retained — the fetch path (`Context.matching`'s `consider`) took about fifteen retains
-    /// and releases a candidate, two fifths of a count's time.
+    /// and releases a candidate, two fifths of a count's time. Its own cursor rather than the
+    /// fetch's RecordLookup: through RecordLookup (placing the tree per key, or once per run with
+    /// the body called through a closure) the 200 counts took 6 % longer, measured both ways.
     func countPassing(_ keys: [UInt64], from start: Int, filter: EncodedRecordFilter,
                       _ txn: Transaction) throws -> (passed: Int, read: Int, end: Int) {
         var end = start

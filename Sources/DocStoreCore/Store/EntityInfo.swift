@@ -15,12 +15,11 @@ enum PropertyKind: Sendable {
     case toMany(RelationshipDescription)
 }
 
-/// An attribute's save-time checks: its description, with its pattern compiled once at open
-/// rather than at every save, and the fields the checks read taken out of it — a save checks
-/// every attribute of every changed object, and copying the description out (its name, pattern
-/// and default retained and released) was most of that.
+/// An attribute's save-time checks: the fields of its description the checks read, with its
+/// pattern compiled once at open rather than at every save. Not the description itself: a save
+/// checks every attribute of every changed object, and copying the description out (its name,
+/// pattern and default retained and released) was most of that.
 final class AttributeRules: Sendable {
-    let attribute: AttributeDescription
     let regex: NSRegularExpression?
     let type: AttributeType
     let isOptional: Bool
@@ -34,7 +33,6 @@ final class AttributeRules: Sendable {
     let checksOnlyPresenceAndType: Bool
 
     init(_ a: AttributeDescription) {
-        attribute = a
         regex = a.pattern.flatMap { try? NSRegularExpression(pattern: "^(?:\($0))$") }
         type = a.type
         isOptional = a.isOptional

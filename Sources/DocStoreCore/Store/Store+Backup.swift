@@ -37,7 +37,7 @@ extension Store {
     ///   an I/O error (nothing is left at `url` then).
     @discardableResult
     public func backup(to url: URL) throws(DocStoreError) -> BackupReport {
-        let path = url.path
+        let path = url.filePath
         let fs = engine.options.fileSystem
         guard !fs.fileExists(path) else {
             throw DocStoreError(.storage, "a file exists at \(path) already; back up to a new path")

@@ -23,9 +23,9 @@ extension Store {
         options.readOnly = true
         let engine: Engine
         do {
-            engine = try Engine.open(at: url.path, options: options)
+            engine = try Engine.open(at: url.filePath, options: options)
         } catch {
-            throw DocStoreError(.storage, "opening \(url.path) failed: \(error.message)", underlying: error)
+            throw DocStoreError(.storage, "opening \(url.filePath) failed: \(error.message)", underlying: error)
         }
         defer { try? engine.close() }
         let bytes: [UInt8]?

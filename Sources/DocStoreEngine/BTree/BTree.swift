@@ -96,23 +96,15 @@ enum BTree {
     }
 
     /// The value of leaf cell `index` in place in the leaf, or nil when it is stored elsewhere
-    /// (overflow pages, a blob file). Valid while the caller holds `leaf`.
+    /// (overflow pages, a blob file: `value(of:…)` assembles it). Valid while the caller holds
+    /// `leaf`. A cursor hands a value over in place this way without passing its page source,
+    /// blob store and file name along — each was a retain and a release per entry read.
     @inline(__always)
     static func inlineValue(of leaf: Page, at index: Int) -> UnsafeRawBufferPointer? {
         let info = leaf.leafValueInfo(index)
         guard case .inline = info.storage else { return nil }
         let payloadSize = LeafCell.payloadSize(storage: info.storage, valueLength: info.valueLength)
         return UnsafeRawBufferPointer(rebasing: leaf.raw[info.payloadStart..<(info.payloadStart + payloadSize)])
-    }
-
-    /// Calls `body` with the value of leaf cell `index`: in place when it is stored in the leaf,
-    /// else assembled (overflow pages, LZ4, a blob file) as `value(of:…)` reads it.
-    static func withValue<S: PageSource, R>(
-        of leaf: Page, at index: Int, in source: S, blobs: BlobStore?, file: String,
-        _ body: (UnsafeRawBufferPointer) throws -> R
-    ) throws -> R {
-        if let inline = inlineValue(of: leaf, at: index) { return try body(inline) }
-        return try value(of: leaf, at: index, in: source, blobs: blobs, file: file).withUnsafeBytes(body)
     }
 
     static func value<S: PageSource>(

@@ -163,8 +163,8 @@ public struct Cursor {
         return try leafReference._withUnsafeGuaranteedRef { (leaf) throws -> R? in
             guard index >= 0, index < leaf.count else { return nil }
             let key = leaf.leafKey(index)
-            if let inline = BTree.inlineValue(of: leaf, at: index) { return try body(key, inline) }   // (as in `withValue(forKey:)`)
-            return try BTree.withValue(of: leaf, at: index, in: source, blobs: blobs, file: file) { value in try body(key, value) }
+            if let inline = BTree.inlineValue(of: leaf, at: index) { return try body(key, inline) }
+            return try BTree.value(of: leaf, at: index, in: source, blobs: blobs, file: file).withUnsafeBytes { try body(key, $0) }
         }
     }
 
@@ -208,10 +208,8 @@ public struct Cursor {
         }
         guard let leafReference, let at = position else { return nil }
         return try leafReference._withUnsafeGuaranteedRef { (l) throws -> R? in
-            // A value in its leaf (a record, mostly) is handed over without passing the page
-            // source, blob store and file name along: each was a retain and a release a lookup.
             if let inline = BTree.inlineValue(of: l, at: at) { return try body(inline) }
-            return try BTree.withValue(of: l, at: at, in: source, blobs: blobs, file: file, body)
+            return try BTree.value(of: l, at: at, in: source, blobs: blobs, file: file).withUnsafeBytes(body)
         }
     }
 
