@@ -66,12 +66,15 @@ public final class Engine: Sendable {
     struct Published {
         var lsn: LSN
         var catalogRoot: PageNumber
-        var snapshots: [LSN: Int] = [:]
+        /// Open snapshots by their LSN's raw value (not keyed by `LSN`: a dictionary of a key
+        /// type the process has not hashed before costs a scan of every conformance record in
+        /// the process the first time, and a new process opens its store through this path).
+        var snapshots: [UInt64: Int] = [:]
         var closed = false
         /// The newest commit a `write` returned for (I11).
         var acknowledged: LSN
 
-        var oldestSnapshot: LSN? { snapshots.keys.min() }
+        var oldestSnapshot: LSN? { snapshots.keys.min().map(LSN.init(rawValue:)) }
     }
 
     public let paths: Paths
@@ -126,7 +129,7 @@ public final class Engine: Sendable {
     public func beginRead() throws(EngineError) -> ReadTransaction {
         let (lsn, root) = try published.withLock { (p) throws(EngineError) -> (LSN, PageNumber) in
             guard !p.closed else { throw EngineError(.closed, "the engine is closed") }
-            p.snapshots[p.lsn, default: 0] += 1
+            p.snapshots[p.lsn.rawValue, default: 0] += 1
             return (p.lsn, p.catalogRoot)
         }
         return ReadTransaction(engine: self, lsn: lsn, catalogRoot: root)
@@ -134,8 +137,8 @@ public final class Engine: Sendable {
 
     func endSnapshot(_ lsn: LSN) {
         published.withLock { p in
-            if let n = p.snapshots[lsn] {
-                if n <= 1 { p.snapshots.removeValue(forKey: lsn) } else { p.snapshots[lsn] = n - 1 }
+            if let n = p.snapshots[lsn.rawValue] {
+                if n <= 1 { p.snapshots.removeValue(forKey: lsn.rawValue) } else { p.snapshots[lsn.rawValue] = n - 1 }
             }
         }
     }

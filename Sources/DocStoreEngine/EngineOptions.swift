@@ -20,6 +20,12 @@ public struct EngineOptions: Sendable {
     /// The page sizes a store can have: powers of two from 4 KiB to 64 KiB.
     public static let validPageSizes: Set<Int> = [4096, 8192, 16384, 32768, 65536]
 
+    /// Whether `size` is one of ``validPageSizes`` — answered without making the set, whose
+    /// `Set<Int>` costs a new process a scan of every conformance record the first time.
+    public static func isValidPageSize(_ size: Int) -> Bool {
+        size >= 4096 && size <= 65536 && size & (size - 1) == 0
+    }
+
     /// Page size for a new store (4 KiB by default). Ignored when opening an existing store.
     public var pageSize: Int = 4096
     /// When commits become durable (`.full` by default).

@@ -19,7 +19,7 @@ import Foundation
 enum Recovery {
     static func open(paths: Engine.Paths, options: EngineOptions) throws(EngineError) -> Engine {
         let fs = options.fileSystem
-        guard EngineOptions.validPageSizes.contains(options.pageSize) else {
+        guard EngineOptions.isValidPageSize(options.pageSize) else {
             throw EngineError(.invalidArgument, "page size \(options.pageSize) is not a power of two from 4096 to 65536")
         }
         if !fs.fileExists(paths.pageFile) {

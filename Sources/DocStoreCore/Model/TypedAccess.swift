@@ -303,7 +303,11 @@ public func _$property<Root, V: PersistentValue>(
     attribute options: [AttributeOption] = [], relationship: _$RelationshipOptions? = nil
 ) -> _$PropertyDescription {
     var a = AttributeDescription(name: name, type: V.attributeType, isOptional: V.isOptional)
-    if let defaultValue, let converted = StoredValue.converting(defaultValue.anyValue, to: a.type) { a.defaultValue = converted }
+    // A default that already fits is kept as it is (converting goes through `Any`, whose casts
+    // cost a new process's first open); one of another width or kind is converted.
+    if let defaultValue, let converted = defaultValue.fits(a.type) ? defaultValue : StoredValue.converting(defaultValue.anyValue, to: a.type) {
+        a.defaultValue = converted
+    }
     for option in options { option.apply(&a) }
     return .attribute(a)
 }

@@ -14,16 +14,18 @@ internal import DocStoreEngine
 final class ChangeHub: Sendable {
     private struct WeakInbox { weak var inbox: ContextInbox? }
 
-    private let inboxes = Locked<[ObjectIdentifier: WeakInbox]>([:])
+    /// By their context's serial (`origin`, unique in the process; not by `ObjectIdentifier`,
+    /// whose first dictionary costs a new process a scan of every conformance record).
+    private let inboxes = Locked<[UInt64: WeakInbox]>([:])
     /// The store-wide change stream.
     let transactions = EventChannel<HistoryTransaction>()
 
     func register(_ inbox: ContextInbox) {
-        inboxes.withLock { $0[ObjectIdentifier(inbox)] = WeakInbox(inbox: inbox) }
+        inboxes.withLock { $0[inbox.origin] = WeakInbox(inbox: inbox) }
     }
 
     func unregister(_ inbox: ContextInbox) {
-        _ = inboxes.withLock { $0.removeValue(forKey: ObjectIdentifier(inbox)) }
+        _ = inboxes.withLock { $0.removeValue(forKey: inbox.origin) }
     }
 
     /// Announces the transaction committed at `lsn` (CH1, CH2).

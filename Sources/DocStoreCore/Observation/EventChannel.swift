@@ -16,8 +16,10 @@ final class EventChannel<Event: Sendable>: Sendable {
         let continuation: AsyncStream<Event>.Continuation
     }
 
-    private let subscribers = Locked<[Int: Subscriber]>([:])
-    private let nextID = Atomic<Int>(0)
+    /// By a number of their own (UInt64, a key type the store hashes anyway: the first
+    /// dictionary of a new key type costs a new process a scan of every conformance record).
+    private let subscribers = Locked<[UInt64: Subscriber]>([:])
+    private let nextID = Atomic<UInt64>(0)
     private let count = Atomic<Int>(0)
 
     /// Whether any stream is listening (a relaxed read: cheap enough for hot paths).

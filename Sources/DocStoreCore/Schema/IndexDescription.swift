@@ -29,6 +29,6 @@ public struct IndexDescription: Sendable, Hashable, Codable {
 
     /// `Note(folder, createdAt)`, `unique Note(folder, title)`.
     func text(entity: String) -> String {
-        "\(isUnique ? "unique " : "")\(entity)(\(properties.joined(separator: ", ")))"
+        "\(isUnique ? "unique " : "")\(entity)(\(properties.joinedNames(", ")))"
     }
 }

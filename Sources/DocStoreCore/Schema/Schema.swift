@@ -180,7 +180,7 @@ public struct Schema: Sendable, Hashable, Codable {
 
     /// S8.
     private func checkIndex(_ index: IndexDescription, of entity: String, _ problem: (String, String?, String) -> Void) {
-        let text = index.text(entity: entity)
+        var text: String { index.text(entity: entity) }   // only when there is a problem
         if index.properties.isEmpty { problem(entity, nil, "the index \(text) names no property") }
         if Set(index.properties).count != index.properties.count {
             problem(entity, nil, "the index \(text) names a property twice")

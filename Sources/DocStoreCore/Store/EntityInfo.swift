@@ -135,7 +135,7 @@ final class CompoundIndex: Sendable {
         self.tree = tree
         self.elements = elements
         self.documentPaths = documentPaths
-        propertyList = description.properties.joined(separator: ", ")
+        propertyList = description.properties.joinedNames(", ")
         isMultiValued = documentPaths.contains { !$0.isEmpty }
         paths = zip(elements, documentPaths).map { [$0.name] + $1 }
     }
@@ -272,8 +272,10 @@ struct StoreModel: Sendable {
     let entities: [EntityInfo]
     let byName: [String: Int]
     let byID: [UInt32: Int]
-    /// Model classes → their entity.
-    let byClass: [ObjectIdentifier: Int]
+    /// Model classes → their entity, by `classKey` (a UInt64: a dictionary keyed by
+    /// `ObjectIdentifier` costs a new process a scan of every conformance record to find
+    /// `ObjectIdentifier: Hashable`, the first time one is made).
+    let byClass: [UInt64: Int]
 
     func entity(named name: String) -> EntityInfo? { byName[name].map { entities[$0] } }
 
@@ -358,8 +360,8 @@ struct StoreModel: Sendable {
                     let elements = paths.compactMap { path in path.first.flatMap { first in properties.first { $0.name == first } } }
                     guard elements.count == index.properties.count else { continue }   // S8 refuses this schema
                     let tree = (index.isUnique ? "unique." : "compound.") + zip(elements, paths).map { element, path in
-                        ([String(element.fieldID)] + path.dropFirst()).joined(separator: ":")
-                    }.joined(separator: ".")
+                        ([String(element.fieldID)] + path.dropFirst()).joinedNames(":")
+                    }.joinedNames(".")
                     compound.append(CompoundIndex(description: index, entityName: level.name, tree: tree, elements: elements,
                                                   documentPaths: paths.map { Array($0.dropFirst()) }))
                 }
@@ -375,15 +377,20 @@ struct StoreModel: Sendable {
         var ids: [UInt32: Int] = [:]
         for (i, info) in infos.enumerated() { ids[info.id] = i }
         byID = ids
-        var classes: [ObjectIdentifier: Int] = [:]
+        var classes: [UInt64: Int] = [:]
         for (i, info) in infos.enumerated() where info.objectClass != ManagedObject.self {
-            classes[ObjectIdentifier(info.objectClass)] = i
+            classes[Self.classKey(info.objectClass)] = i
         }
         byClass = classes
     }
 
     /// The entity of a model class's objects.
     func entity(ofClass type: ManagedObject.Type) -> EntityInfo? {
-        byClass[ObjectIdentifier(type)].map { entities[$0] }
+        byClass[Self.classKey(type)].map { entities[$0] }
+    }
+
+    /// A class's identity as a number (its metadata's address).
+    static func classKey(_ type: ManagedObject.Type) -> UInt64 {
+        UInt64(UInt(bitPattern: ObjectIdentifier(type)))
     }
 }

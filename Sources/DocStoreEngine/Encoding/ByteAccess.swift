@@ -128,17 +128,35 @@ struct ByteReader {
 /// `Array.withUnsafeBytes` with a typed-throwing body (the standard one only rethrows).
 @inline(__always)
 func withRawBytes<R>(_ array: [UInt8], _ body: (UnsafeRawBufferPointer) throws(EngineError) -> R) throws(EngineError) -> R {
-    let result: Result<R, EngineError> = array.withUnsafeBytes { raw in
-        do throws(EngineError) { return .success(try body(raw)) } catch { return .failure(error) }
+    var failure: EngineError?
+    let value: R? = array.withUnsafeBytes { raw in
+        do throws(EngineError) { return try body(raw) } catch {
+            failure = error
+            return nil
+        }
     }
-    return try result.get()
+    return try unwrap(value, failure)
 }
 
 /// `Array.withUnsafeMutableBytes` with a typed-throwing body.
 @inline(__always)
 func withMutableRawBytes<R>(_ array: inout [UInt8], _ body: (UnsafeMutableRawBufferPointer) throws(EngineError) -> R) throws(EngineError) -> R {
-    let result: Result<R, EngineError> = array.withUnsafeMutableBytes { raw in
-        do throws(EngineError) { return .success(try body(raw)) } catch { return .failure(error) }
+    var failure: EngineError?
+    let value: R? = array.withUnsafeMutableBytes { raw in
+        do throws(EngineError) { return try body(raw) } catch {
+            failure = error
+            return nil
+        }
     }
-    return try result.get()
+    return try unwrap(value, failure)
+}
+
+/// The value a body returned, or the error it threw. Not a `Result`: making
+/// `Result<R, EngineError>`'s metadata looks up `EngineError: Error` at run time, a scan of every
+/// conformance record in the process the first time (a tenth of a new process's open).
+@inline(__always)
+private func unwrap<R>(_ value: R?, _ failure: EngineError?) throws(EngineError) -> R {
+    if let failure { throw failure }
+    guard let value else { throw EngineError(.invalidArgument, "a byte access returned no value") }
+    return value
 }

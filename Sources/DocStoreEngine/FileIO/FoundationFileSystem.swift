@@ -21,12 +21,11 @@ public struct FoundationFileSystem: FileSystem {
     public init() {}
 
     public func openFile(_ path: String, create: Bool, readOnly: Bool) throws(EngineError) -> any StorageFile {
-        let manager = FileManager.default
-        if !manager.fileExists(atPath: path) {
+        if !fileExists(path) {
             guard create, !readOnly else {
                 throw EngineError(.notFound, "no such file", file: path, errno: ENOENT)
             }
-            guard manager.createFile(atPath: path, contents: nil) else {
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
                 throw EngineError(.io, "cannot create the file (check the directory exists and is writable)", file: path, errno: Glibc.errno)
             }
         }
@@ -37,8 +36,11 @@ public struct FoundationFileSystem: FileSystem {
         return FoundationFile(path: path, handle: handle)
     }
 
+    /// Whether something exists at `path` (following symbolic links, as FileManager's
+    /// `fileExists`). Asked with access(2): the first use of `FileManager.default` costs a
+    /// process as much as the rest of opening the engine.
     public func fileExists(_ path: String) -> Bool {
-        FileManager.default.fileExists(atPath: path)
+        access(path, F_OK) == 0
     }
 
     public func removeFile(_ path: String) throws(EngineError) {

@@ -80,7 +80,7 @@ public struct MetaPage: Sendable, Equatable {
         }
         // M4: page size.
         let pageSize = Int(raw.u32(16))
-        guard EngineOptions.validPageSizes.contains(pageSize) else {
+        guard EngineOptions.isValidPageSize(pageSize) else {
             throw .corrupt("meta page \(slot) has an invalid page size \(pageSize)", file: file, page: at, offset: 16)
         }
         // M5: page references inside the file's page range.

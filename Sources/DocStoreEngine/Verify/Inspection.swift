@@ -87,7 +87,7 @@ extension PageSummary {
         self.init(
             number: number, type: nil, isMeta: number.rawValue < 2, count: 0, lower: 0, upper: 0,
             link: .none, storedChecksum: 0, computedChecksum: 0, meta: nil, problem: nil, keys: [], bytes: bytes)
-        guard EngineOptions.validPageSizes.contains(bytes.count) else {
+        guard EngineOptions.isValidPageSize(bytes.count) else {
             problem = "a page of \(bytes.count) bytes is not a page size DocStore writes"
             return
         }

@@ -1,0 +1,62 @@
+// What opening a store does without the standard library's conveniences (session 20, issue #22:
+// each first use of a dictionary key type or `Result` costs a new process a scan of every
+// conformance record): the page-size check, the typed-throwing byte access and the file-existence
+// test must answer exactly as the conveniences they replace.
+
+import DocStoreTestSupport
+import Foundation
+import Testing
+
+@testable import DocStoreEngine
+
+@Suite struct OpenPathTests {
+    @Test func pageSizeCheckMatchesTheListOfPageSizes() {
+        var sizes = Array(-2...70_000)
+        sizes += [131_072, 1 << 20, Int.max, Int.min]
+        for size in sizes {
+            #expect(EngineOptions.isValidPageSize(size) == EngineOptions.validPageSizes.contains(size), "page size \(size)")
+        }
+    }
+
+    @Test func byteAccessReturnsTheBodysValueOrItsError() throws {
+        var bytes: [UInt8] = [1, 2, 3]
+        #expect(try withRawBytes(bytes) { (raw) throws(EngineError) in raw.count } == 3)
+        // A body that returns nil through an optional result is not mistaken for a failure.
+        let none: Int? = try withRawBytes(bytes) { (_) throws(EngineError) -> Int? in nil }
+        #expect(none == nil)
+        try withMutableRawBytes(&bytes) { (raw) throws(EngineError) in raw[0] = 9 }
+        #expect(bytes == [9, 2, 3])
+        do {
+            _ = try withRawBytes(bytes) { (_) throws(EngineError) -> Int in throw EngineError(.corrupt, "body failed", file: "f") }
+            Issue.record("the body's error was not thrown")
+        } catch {
+            #expect(error.code == .corrupt && error.message == "body failed")
+        }
+        do {
+            try withMutableRawBytes(&bytes) { (raw) throws(EngineError) in
+                raw[1] = 7
+                throw EngineError(.io, "after a write")
+            }
+            Issue.record("the body's error was not thrown")
+        } catch {
+            #expect(error.code == .io)
+            #expect(bytes == [9, 7, 3])   // what the body wrote before it threw stays
+        }
+    }
+
+    @Test func fileExistsAnswersAsFileManager() throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("openpath-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = dir.appendingPathComponent("a file").path
+        let link = dir.appendingPathComponent("link").path
+        let dangling = dir.appendingPathComponent("dangling").path
+        FileManager.default.createFile(atPath: file, contents: Data([1]))
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: dir.appendingPathComponent("gone").path)
+        let fs = FoundationFileSystem()
+        for path in [file, link, dangling, dir.path, dir.appendingPathComponent("missing").path, ""] {
+            #expect(fs.fileExists(path) == FileManager.default.fileExists(atPath: path), "\(path)")
+        }
+    }
+}
