@@ -20,7 +20,7 @@ import Testing
     }
 
     static func model(_ s: ToManyState) -> Model {
-        Model(members: s.members, added: s.added, removed: s.removed, orderChanged: s.orderChanged)
+        Model(members: s.members, added: Set(s.added), removed: Set(s.removed), orderChanged: s.orderChanged)
     }
 
     static func check(_ s: ToManyState, _ context: @autoclosure () -> String) {

@@ -410,11 +410,11 @@ final class ToManyState {
     /// The members as a set, kept only once `members` has grown past `indexedAbove` (`indexed`);
     /// a smaller list is searched in place — a new note's two tags cost no hash table (15 MB of
     /// an insert of 100 000 notes). Use `isMember(_:)`.
-    @exclusivity(unchecked) private(set) var memberSet: Set<UInt64> = []
+    @exclusivity(unchecked) private(set) var memberSet: KeySet = []
     private(set) var indexed = false
     static let indexedAbove = 8
-    @exclusivity(unchecked) var added: Set<UInt64> = []
-    @exclusivity(unchecked) var removed: Set<UInt64> = []
+    @exclusivity(unchecked) var added: KeySet = []
+    @exclusivity(unchecked) var removed: KeySet = []
     /// Ordered relationships: the order changed, so all links are rewritten at save.
     var orderChanged = false {
         didSet { if changeLog != nil, oldValue != orderChanged { changeLog?.append(.orderChanged(was: oldValue)) } }
@@ -436,10 +436,10 @@ final class ToManyState {
     }
 
     /// Sets the loaded members (nil: not loaded) and the set beside them when they are many.
-    private func setMembers(_ list: [UInt64]?, set: Set<UInt64>? = nil) {
+    private func setMembers(_ list: [UInt64]?, set: KeySet? = nil) {
         members = list
         indexed = (list?.count ?? 0) > Self.indexedAbove
-        memberSet = indexed ? (set ?? Set(list ?? [])) : []
+        memberSet = indexed ? (set ?? KeySet(list ?? [])) : []
     }
 
     func add(_ key: UInt64) {
@@ -451,7 +451,7 @@ final class ToManyState {
             members?.append(key)
             appended = true
             if !indexed, let list = members, list.count > Self.indexedAbove {
-                memberSet = Set(list)
+                memberSet = KeySet(list)
                 indexed = true
             }
         }
@@ -530,10 +530,10 @@ final class ToManyState {
     /// Sets the loaded members from the store, then applies the pending changes.
     func load(stored: [UInt64]) {
         if changeLog != nil { changeLog?.append(.replaced(snapshot)) }
-        let storedSet = Set(stored)
+        let storedSet = KeySet(stored)
         removed.formIntersection(storedSet)   // a "removal" of a link the store lacks is no change
         var list = stored.filter { !removed.contains($0) }
-        var set = Set(list)
+        var set = KeySet(list)
         added.subtract(set)     // an "addition" of a link the store has (after a rebase) is no change
         for key in added where set.insert(key).inserted { list.append(key) }
         setMembers(list, set: set)
@@ -564,10 +564,10 @@ final class ToManyState {
 enum ToManyChange {
     struct Snapshot {
         var members: [UInt64]?
-        var memberSet: Set<UInt64>
+        var memberSet: KeySet
         var indexed: Bool
-        var added: Set<UInt64>
-        var removed: Set<UInt64>
+        var added: KeySet
+        var removed: KeySet
         var orderChanged: Bool
         var isNew: Bool
     }
