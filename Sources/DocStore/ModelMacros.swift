@@ -18,7 +18,7 @@ import Foundation
 /// the entity as the previous schema version called it (a rename a migration keeps).
 @attached(member, names: named(_$entityDescription), named(_$declaredPropertyNames), named(_$observedValueChanged), prefixed(_$slotBase),
           prefixed(_$keyPaths), named(_$keyPathNames),
-          named(_$slotCount), prefixed(_$pending), named(_$absorbPending), named(init))
+          named(_$slotCount), prefixed(_$pending), named(_$absorbPending), named(init), arbitrary)
 @attached(memberAttribute)
 public macro Model(isAbstract: Bool = false, originalName: String? = nil) = #externalMacro(module: "DocStoreMacros", type: "ModelMacro")
 

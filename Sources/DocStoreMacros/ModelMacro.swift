@@ -173,6 +173,14 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
             }
             """,
             "static let _$slotBase\(raw: className): Int = \(raw: superclass)._$slotCount",
+        ]
+        // Each property's key path, made once: the accessors pass it to Observation on every
+        // read and write, and a key path literal there was looked up, retained and released
+        // each time.
+        for p in properties {
+            members.append("static let \(raw: keyPathName(className, p.name)) = \\\(raw: className).\(raw: p.name)")
+        }
+        members += [
             "override public class var _$slotCount: Int { \(raw: className)._$slotBase\(raw: className) + \(raw: properties.count) }",
             "var _$pending\(raw: className) = DocStore._$PendingValues()",
             """
@@ -202,6 +210,12 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
             members.append("public override init() { super.init() }")
         }
         return members
+    }
+
+    /// The name of the static that holds the key path of `className`'s property `property`
+    /// (backticks dropped: a property named with a keyword is written `` `default` ``).
+    static func keyPathName(_ className: String, _ property: String) -> String {
+        "_$keyPath\(className)_\(property.filter { $0 != "`" })"
     }
 
     /// The `#Index` and `#Unique` declarations of the class body: for each argument, the last

@@ -2,7 +2,8 @@
 //
 //   init   records the value given during phase-one initialization (a default, or the
 //          class's own init) in `_$pending`; the base initializer moves it into the object;
-//   get    loads a fault, reports the access to Observation, returns the typed value;
+//   get    loads a fault, reports the access to Observation (with the property's key path,
+//          kept in a static by @Model), returns the typed value;
 //   set    changes the value through the object's context (change tracking, inverses).
 // Which conversions apply (attribute, Codable document, to-one, to-many, ordered) is decided by
 // the compiler from the property's type, through overloads of _$read/_$write/_$record.
@@ -23,6 +24,9 @@ public struct PersistedPropertyMacro: AccessorMacro {
         else { return [] }
         let className = context.lexicalContext.first?.as(ClassDeclSyntax.self)?.name.text ?? "Self"
         let slot = "\(className)._$slotBase\(className) &+ \(index)"
+        // The key path @Model keeps in a static (ModelMacro.keyPathName): a literal here was
+        // instantiated, retained and released on every read and write.
+        let keyPath = "\(className).\(ModelMacro.keyPathName(className, name))"
         // The value a read falls back on when none can be loaded: the declared initial value,
         // or the empty value of an optional or collection type.
         var fallback = ""
@@ -39,8 +43,8 @@ public struct PersistedPropertyMacro: AccessorMacro {
                 DocStore._$record(&_$pending\(raw: className), \(raw: index), initialValue)
             }
             """,
-            "get { DocStore._$read(self, \(raw: slot), \\\(raw: className).\(raw: name)\(raw: fallback)) }",
-            "set { DocStore._$write(self, \(raw: slot), \\\(raw: className).\(raw: name), newValue) }",
+            "get { DocStore._$read(self, \(raw: slot), \(raw: keyPath)\(raw: fallback)) }",
+            "set { DocStore._$write(self, \(raw: slot), \(raw: keyPath), newValue) }",
         ]
     }
 }

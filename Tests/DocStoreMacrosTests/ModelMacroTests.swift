@@ -43,10 +43,10 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                         DocStore._$record(&_$pendingNote, 0, initialValue)
                     }
                     get {
-                        DocStore._$read(self, Note._$slotBaseNote &+ 0, \\Note.title, default: "")
+                        DocStore._$read(self, Note._$slotBaseNote &+ 0, Note._$keyPathNote_title, default: "")
                     }
                     set {
-                        DocStore._$write(self, Note._$slotBaseNote &+ 0, \\Note.title, newValue)
+                        DocStore._$write(self, Note._$slotBaseNote &+ 0, Note._$keyPathNote_title, newValue)
                     }
                 }
                 var folder: Folder? {
@@ -55,10 +55,10 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                         DocStore._$record(&_$pendingNote, 1, initialValue)
                     }
                     get {
-                        DocStore._$read(self, Note._$slotBaseNote &+ 1, \\Note.folder, default: nil)
+                        DocStore._$read(self, Note._$slotBaseNote &+ 1, Note._$keyPathNote_folder, default: nil)
                     }
                     set {
-                        DocStore._$write(self, Note._$slotBaseNote &+ 1, \\Note.folder, newValue)
+                        DocStore._$write(self, Note._$slotBaseNote &+ 1, Note._$keyPathNote_folder, newValue)
                     }
                 }
                 var tags: Set<Tag> {
@@ -67,10 +67,10 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                         DocStore._$record(&_$pendingNote, 2, initialValue)
                     }
                     get {
-                        DocStore._$read(self, Note._$slotBaseNote &+ 2, \\Note.tags, default: [])
+                        DocStore._$read(self, Note._$slotBaseNote &+ 2, Note._$keyPathNote_tags, default: [])
                     }
                     set {
-                        DocStore._$write(self, Note._$slotBaseNote &+ 2, \\Note.tags, newValue)
+                        DocStore._$write(self, Note._$slotBaseNote &+ 2, Note._$keyPathNote_tags, newValue)
                     }
                 }
                 var scratch = 0
@@ -109,6 +109,12 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
                 }
 
                 static let _$slotBaseNote: Int = ManagedObject._$slotCount
+
+                static let _$keyPathNote_title = \\Note.title
+
+                static let _$keyPathNote_folder = \\Note.folder
+
+                static let _$keyPathNote_tags = \\Note.tags
 
                 override public class var _$slotCount: Int {
                     Note._$slotBaseNote + 3

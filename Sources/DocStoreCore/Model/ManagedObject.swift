@@ -78,7 +78,13 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     // touched from one isolation domain, and only DocStore's own code touches them, never with
     // an access open across a call out (observers and lifecycle hooks run between accesses).
     // The dynamic check on every read and write was about a twentieth of an insert's time.
-    @exclusivity(unchecked) final var entityInfo: EntityInfo?
+    @exclusivity(unchecked) final var entityInfo: EntityInfo? {
+        didSet { entityReference = entityInfo.map(Unmanaged.passUnretained) }
+    }
+    /// `entityInfo`, unretained, for `loadedValue` to reach it without a retain and a release
+    /// per property read. Safe: `entityInfo` holds the same object strongly, and is not set
+    /// while a read runs (the decode it calls does not touch this object).
+    @exclusivity(unchecked) private final var entityReference: Unmanaged<EntityInfo>?
     @exclusivity(unchecked) final var key: UInt64 = 0
     /// The context's link (ContextLink): held strongly, it reaches the context without
     /// keeping it alive — the app owns its contexts (see the file comment).
@@ -111,7 +117,13 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     final var unattachedLinks: [Int: [ManagedObject]]? = nil
     /// Made on the first read of a property (`observeAccess`): an object never read cannot be
     /// observed, and a fault costs no registrar.
-    @usableFromInline @exclusivity(unchecked) final var observation: ObservationBox? = nil
+    @usableFromInline @exclusivity(unchecked) final var observation: ObservationBox? = nil {
+        didSet { observationReference = observation.map(Unmanaged.passUnretained) }
+    }
+    /// `observation`, unretained, for a property read to reach the registrar without a retain
+    /// and a release. Safe as `entityReference`: `observation` holds the box strongly and is set
+    /// only when it is made, never while a read uses it.
+    @usableFromInline @exclusivity(unchecked) final var observationReference: Unmanaged<ObservationBox>? = nil
 
     /// An object not yet in any context; `Context.insert(_:)` adds it.
     public init() {
@@ -187,11 +199,14 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     /// The value of `slot` of a loaded object: from its record when it still holds one (that
     /// field alone decoded), else from its values.
     final func loadedValue(_ slot: Int) -> StoredValue {
-        if let record, let entityInfo {
+        if let record, let entity = entityReference {
             // The position read and written through a local: passed `inout` from this object,
             // the call could have changed `record` for all the compiler knew.
             var position = recordPosition
-            let value = record.withUnsafeBytes { raw in entityInfo.value(ofSlot: slot, inRecord: raw, key: key, from: &position) }
+            let key = key
+            let value = record.withUnsafeBytes { raw in
+                entity._withUnsafeGuaranteedRef { $0.value(ofSlot: slot, inRecord: raw, key: key, from: &position) }
+            }
             recordPosition = position
             return value
         }

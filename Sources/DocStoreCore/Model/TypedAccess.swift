@@ -98,14 +98,13 @@ final class ObservationBox {
 /// Tells Observation that `keyPath` of `object` is read (the box is made on the first read).
 @inlinable @inline(__always)
 func observeAccess<Root: ManagedObject, V>(_ object: Root, _ keyPath: KeyPath<Root, V>) {
-    let box: ObservationBox
-    if let made = object.observation {
-        box = made
+    if let made = object.observationReference {
+        made._withUnsafeGuaranteedRef { $0.registrar.access(object, keyPath: keyPath) }
     } else {
-        box = ObservationBox()
+        let box = ObservationBox()
         object.observation = box
+        box.registrar.access(object, keyPath: keyPath)
     }
-    box.registrar.access(object, keyPath: keyPath)
 }
 
 extension ManagedObject {
