@@ -38,6 +38,13 @@ public struct Cursor {
     /// queries (a count walks a few hundred leaves) stay cached.
     private var leavesWalked = 0
     static let passingAfter = 512
+    /// R1: leaves read ahead, a run of consecutive pages at once, for a walk forward. Stepping
+    /// from a leaf to the next child of the same parent, the cursor reads the following
+    /// children whose page numbers follow one another (up to `readAheadPages`) with one call
+    /// (`PageSource.readAhead`) and takes each from the run as it reaches it, checked then.
+    /// Only this cursor uses the run: it belongs to this cursor's snapshot.
+    private var ahead: ReadAheadRun?
+    static let readAheadPages = 16
 
     init(source: any PageSource, root: PageNumber, blobs: BlobStore?, file: String) {
         self.source = source
@@ -257,6 +264,18 @@ public struct Cursor {
         }
     }
 
+    /// R1: the children of `branch` from `position` on whose page numbers follow one another,
+    /// read with one call if there are at least two; nil otherwise.
+    private func readAheadRun(of branch: Page, from position: Int) -> ReadAheadRun? {
+        let first = branch.child(at: position)
+        var n = 1
+        while n < Self.readAheadPages, position + n <= branch.count,
+              branch.child(at: position + n).rawValue == first.rawValue &+ UInt64(n) {
+            n += 1
+        }
+        return n > 1 ? source.readAhead(from: first, count: n) : nil
+    }
+
     /// How much of the next cell `prefetchCell` asks for: five 64-byte lines, a note of the
     /// benchmark's model (a title, a 200-byte body, dates, a flag) whole.
     private static let prefetchedBytes = 320
@@ -290,7 +309,12 @@ public struct Cursor {
         if start == root { path.removeAll(keepingCapacity: true) }
         leaf = nil
         guard start != .none else { return }
-        var page = try passing ? source.pageInPassing(start) : source.page(start)
+        var page: Page
+        if let run = ahead, run.contains(start) {
+            page = try source.page(start, from: run, passing: passing)
+        } else {
+            page = try passing ? source.pageInPassing(start) : source.page(start)
+        }
         while page.type == .branch {
             guard path.count < BTree.maxDepth else { throw .corrupt("tree deeper than \(BTree.maxDepth)", file: file, page: page.number) }
             let pos = toLast ? page.count : 0
@@ -312,8 +336,10 @@ public struct Cursor {
     private mutating func settle(forward: Bool) throws(EngineError) -> Bool {
         while let l = leaf, index < 0 || index >= l.count {
             // Climb to the nearest ancestor with a sibling in this direction.
+            var climbed = false
             while let top = path.last, forward ? top.position >= top.page.count : top.position <= 0 {
                 path.removeLast()
+                climbed = true
             }
             guard var top = path.popLast() else {
                 leaf = nil
@@ -322,7 +348,12 @@ public struct Cursor {
             top.position += forward ? 1 : -1
             path.append(top)
             leavesWalked += 1
-            try descend(from: top.page.child(at: top.position), toLast: !forward, passing: leavesWalked > Cursor.passingAfter)
+            let child = top.page.child(at: top.position)
+            // R1: the parent of leaves (nothing was climbed), walking forward, past the run held.
+            if forward && !climbed && !(ahead?.contains(child) ?? false) {
+                ahead = readAheadRun(of: top.page, from: top.position)
+            }
+            try descend(from: child, toLast: !forward, passing: leavesWalked > Cursor.passingAfter)
         }
         return leaf != nil
     }

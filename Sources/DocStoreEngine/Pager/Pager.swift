@@ -28,11 +28,51 @@ protocol PageSource {
     /// The page `number` if it is at hand without reading the file (a cursor's look-ahead);
     /// nil otherwise.
     func cachedPage(_ number: PageNumber) -> Page?
+    /// Pages `first ..< first + count`, which a forward walk is about to step onto in that order,
+    /// read from the file with one call (`ReadAheadRun`); nil when the first is cached, when
+    /// this source reads no file, or when the read fails (each page is then read as usual, and
+    /// a failure is reported only for a page the walk needs). Nothing is checked here.
+    func readAhead(from first: PageNumber, count: Int) -> ReadAheadRun?
+    /// Page `number`, which `run` holds: the cache's copy if it has one, else made from the
+    /// run's bytes and checked as any page read from the file (I10); kept in the cache as
+    /// `page` keeps it, or as `pageInPassing` does when `passing`.
+    func page(_ number: PageNumber, from run: ReadAheadRun, passing: Bool) throws(EngineError) -> Page
 }
 
 extension PageSource {
     func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page { try page(number) }
     func cachedPage(_ number: PageNumber) -> Page? { nil }
+    func readAhead(from first: PageNumber, count: Int) -> ReadAheadRun? { nil }
+    func page(_ number: PageNumber, from run: ReadAheadRun, passing: Bool) throws(EngineError) -> Page {
+        try passing ? pageInPassing(number) : page(number)
+    }
+}
+
+/// Consecutive pages of the file read with one call for a cursor walking forward over
+/// consecutive leaves (Cursor R1): a scan of a tree written in key order reads its leaves a run
+/// at a time instead of one read(2) each — half of fetching every note was the kernel's cost
+/// per call. Held by the cursor of one snapshot only: a page number's contents do not change
+/// while a snapshot that reaches it is open, but they may for a later one.
+struct ReadAheadRun {
+    let first: PageNumber
+    /// How many whole pages `bytes` holds (at most 64).
+    let count: Int
+    let bytes: [UInt8]
+    /// Bit i: page `first + i` was not in the cache before the read, so the file held it (a
+    /// committed page stays pinned in the cache until a checkpoint has written it) and the bytes
+    /// read are its contents for this snapshot. A page that was cached is taken from the cache,
+    /// never from these bytes: the file may have held an older page of that number.
+    let fromFile: UInt64
+
+    func holds(_ number: PageNumber) -> Bool {
+        guard number.rawValue >= first.rawValue else { return false }
+        let i = number.rawValue - first.rawValue
+        return i < UInt64(count) && fromFile & (1 << i) != 0
+    }
+
+    func contains(_ number: PageNumber) -> Bool {
+        number.rawValue >= first.rawValue && number.rawValue - first.rawValue < UInt64(count)
+    }
 }
 
 final class Pager: Sendable {
@@ -111,6 +151,39 @@ final class Pager: Sendable {
         }
     }
 
+    func readAhead(from first: PageNumber, count: Int) -> ReadAheadRun? {
+        let count = min(count, 64)
+        guard count > 1, first.rawValue >= 2 else { return nil }
+        // Which pages the file holds for this snapshot: those the cache does not (before the read).
+        let fromFile: UInt64 = cache.withLock { c in
+            guard c.get(first.rawValue) == nil else { return 0 }   // cached: the run is likely cached too
+            var mask: UInt64 = 0
+            for i in 0..<count where c.get(first.rawValue + UInt64(i)) == nil { mask |= 1 << UInt64(i) }
+            return mask
+        }
+        guard fromFile & 1 != 0 else { return nil }
+        // Uninitialized: the read fills what it returns, and only that is used.
+        let size = count * pageSize
+        var bytes = [UInt8](unsafeUninitializedCapacity: size) { _, initialized in initialized = size }
+        let offset = first.rawValue &* UInt64(pageSize)
+        let file = self.file
+        guard let n = try? withMutableRawBytes(&bytes, { (raw) throws(EngineError) in try file.read(into: raw, at: offset) }),
+              n >= pageSize else { return nil }
+        return ReadAheadRun(first: first, count: n / pageSize, bytes: bytes, fromFile: fromFile)
+    }
+
+    func page(_ number: PageNumber, from run: ReadAheadRun, passing: Bool) throws(EngineError) -> Page {
+        if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
+        guard run.holds(number) else { return try passing ? pageInPassing(number) : page(number) }
+        let page = Page(number: number, size: pageSize)
+        let start = Int(number.rawValue - run.first.rawValue) * pageSize
+        run.bytes.withUnsafeBytes { raw in
+            page.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start ..< start + pageSize]))
+        }
+        try Pager.check(page, path: path)
+        return passing && page.type == .leaf ? page : keep(page)
+    }
+
     /// Reads and validates a page from the file, bypassing the cache.
     func readFromFile(_ number: PageNumber, expecting type: PageType? = nil) throws(EngineError) -> Page {
         try Pager.read(number, from: file, path: path, pageSize: pageSize, expecting: type)
@@ -129,13 +202,18 @@ final class Pager: Sendable {
         guard n == pageSize else {
             throw .corrupt("page lies beyond the end of the file (\(n) of \(pageSize) bytes)", file: path, page: number, offset: offset)
         }
+        try check(page, path: path, expecting: type)
+        return page
+    }
+
+    /// The checks of a page read from disk (I10): header, checksum, cells.
+    static func check(_ page: Page, path: String, expecting type: PageType? = nil) throws(EngineError) {
         try page.validate(file: path, expecting: type)
         switch page.type {
         case .leaf: try page.validateLeafCells(file: path)
         case .branch: try page.validateBranchCells(file: path)
         default: break
         }
-        return page
     }
 
     /// Puts pages a commit created into the cache, pinned until a checkpoint writes them.
