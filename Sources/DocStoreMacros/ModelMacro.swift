@@ -176,9 +176,10 @@ public struct ModelMacro: MemberMacro, MemberAttributeMacro {
         ]
         // Each property's key path, made once: the accessors pass it to Observation on every
         // read and write, and a key path literal there was looked up, retained and released
-        // each time.
+        // each time. Private: only this class's accessors read it, and a property of a private
+        // type makes a key path of a private type.
         for p in properties {
-            members.append("static let \(raw: keyPathName(className, p.name)) = \\\(raw: className).\(raw: p.name)")
+            members.append("private static let \(raw: keyPathName(className, p.name)) = \\\(raw: className).\(raw: p.name)")
         }
         members += [
             "override public class var _$slotCount: Int { \(raw: className)._$slotBase\(raw: className) + \(raw: properties.count) }",

@@ -1,8 +1,10 @@
-// Reading leaves a run at a time (Cursor R1, Pager.readAhead): a forward scan of a tree whose
-// leaves lie in consecutive pages reads them with a few calls instead of one per leaf, returns
-// exactly what reading them one by one returns, checks each page when it reaches it (a damaged
-// page fails only a walk that reaches it, with the page named), and takes pages committed since
-// the last checkpoint from the cache, never from older bytes in the file.
+// Reading leaves a run at a time (Cursor R1, Pager.readAhead): past `Cursor.passingAfter` leaves,
+// a forward scan of a tree whose leaves lie in consecutive pages reads them with a few calls
+// instead of one per leaf, returns exactly what reading them one by one returns, checks each page
+// when it reaches it (a damaged page fails only a walk that reaches it, with the page named),
+// takes pages committed since the last checkpoint from the cache, never from older bytes in the
+// file, and keeps reading its own snapshot while commits, checkpoints and a small cache's
+// evictions go on.
 
 import DocStoreTestSupport
 import Foundation
@@ -53,8 +55,9 @@ final class CountingFileSystem: FileSystem {
 @Suite struct LeafRunReadTests {
     static let path = "/db/Runs.docstore"
 
-    /// 20 000 entries of ~120 bytes in tree "t", put in key order in one transaction (its leaves
-    /// in consecutive pages), the engine closed (checkpointed); the files and the entries.
+    /// 60 000 entries of ~120 bytes in tree "t" (about 2 000 leaves), put in key order in one
+    /// transaction (its leaves in consecutive pages), the engine closed (checkpointed); the files
+    /// and the entries.
     static func closedStore() throws -> (files: [String: [UInt8]], entries: [(key: [UInt8], value: [UInt8])]) {
         let fs = MemoryFileSystem()
         try fs.createDirectory("/db")
@@ -62,7 +65,7 @@ final class CountingFileSystem: FileSystem {
         options.fileSystem = fs
         let engine = try Engine.open(at: path, options: options)
         var rng = SplitMix64(seed: 22)
-        let entries = (0..<20_000).map { i in (key: Array(String(format: "key %06d", i).utf8), value: rng.bytes(120)) }
+        let entries = (0..<60_000).map { i in (key: Array(String(format: "key %06d", i).utf8), value: rng.bytes(120)) }
         try engine.write { txn in
             try txn.createTreeIfMissing("t")
             try txn.put(entries: entries, in: "t")
@@ -71,16 +74,21 @@ final class CountingFileSystem: FileSystem {
         return (fs.snapshot(), entries)
     }
 
-    static func open(_ files: [String: [UInt8]]) throws -> (Engine, CountingFileSystem) {
+    static func open(_ files: [String: [UInt8]], cacheBytes: Int? = nil) throws -> (Engine, CountingFileSystem) {
         let fs = CountingFileSystem(MemoryFileSystem(files: files))
         var options = EngineOptions()
         options.fileSystem = fs
+        if let cacheBytes { options.cacheBytes = cacheBytes }
         return (try Engine.open(at: path, options: options), fs)
     }
 
     static func scan(_ engine: Engine) throws(EngineError) -> [(key: [UInt8], value: [UInt8])] {
         let txn = try engine.beginRead()
         defer { txn.close() }
+        return try scan(txn)
+    }
+
+    static func scan(_ txn: ReadTransaction) throws(EngineError) -> [(key: [UInt8], value: [UInt8])] {
         var out: [(key: [UInt8], value: [UInt8])] = []
         var cursor = try txn.cursor(in: "t")
         var entry = try cursor.first()
@@ -115,10 +123,12 @@ final class CountingFileSystem: FileSystem {
         let reads = fs.pageReads.load(ordering: .relaxed) - before
         #expect(scanned.count == entries.count)
         #expect(scanned.elementsEqual(entries) { $0.key == $1.key && $0.value == $1.value })
-        // One call per leaf would be `leafCount` reads (and a few for branches).
+        // One call per leaf would be `leafCount` reads (and a few for branches); the first
+        // `passingAfter` leaves are read one by one (and cached), the rest in runs of up to 16.
         print("scan of \(leafCount) leaves: \(reads) page-file reads")
-        #expect(leafCount > 500)
-        #expect(reads * 8 < leafCount, "\(reads) reads for \(leafCount) leaves")
+        let passing = leafCount - Cursor.passingAfter
+        #expect(passing > 1_000)
+        #expect(reads < Cursor.passingAfter + passing / 8, "\(reads) reads for \(leafCount) leaves")
         // The second scan reads the same, through the cache or the file.
         #expect(try Self.scan(engine).elementsEqual(entries) { $0.key == $1.key && $0.value == $1.value })
     }
@@ -126,13 +136,13 @@ final class CountingFileSystem: FileSystem {
     @Test func aDamagedLeafInARunFailsOnlyAWalkThatReachesIt() throws {
         var (files, entries) = try Self.closedStore()
         let leaves = Self.leaves(files)
-        let victim = leaves[leaves.count / 2]
+        let victim = leaves[leaves.count * 3 / 4]   // past `passingAfter`: read in a run
         files[Self.path]?[Int(victim.number) * 4096 + 2000] ^= 0xFF   // a byte inside the page: its checksum fails
         let (engine, _) = try Self.open(files)
         defer { try? engine.close() }
         // A walk that stops before the damaged leaf reads fine, though its run read the leaf too.
         let stop = entries.firstIndex { $0.key == victim.firstKey } ?? 0
-        #expect(stop > 100)
+        #expect(stop > 100 && leaves.count * 3 / 4 > Cursor.passingAfter + 16)
         let txn = try engine.beginRead()
         var cursor = try txn.cursor(in: "t")
         var entry = try cursor.first()
@@ -180,5 +190,45 @@ final class CountingFileSystem: FileSystem {
             #expect(scanned.count == expected.count, "round \(round)")
             #expect(scanned.elementsEqual(expected) { $0.key == $1.key && $0.value == $1.value }, "round \(round)")
         }
+    }
+
+    @Test func aSnapshotReadsItsOwnPagesWhileCommitsCheckpointsAndEvictionsGoOn() throws {
+        let (files, entries) = try Self.closedStore()
+        // A cache of 64 pages: the scan's pages and the commits' come and go.
+        let (engine, _) = try Self.open(files, cacheBytes: 64 * 4096)
+        defer { try? engine.close() }
+        let old = try engine.beginRead()
+        defer { old.close() }
+        // Read half of the tree in the old snapshot, then let commits free and rewrite pages
+        // (checkpointed, so their new contents reach the file) before reading on.
+        var cursor = try old.cursor(in: "t")
+        var entry = try cursor.first()
+        var seen = 0
+        while let e = entry, seen < entries.count / 2 {
+            #expect(e.key == entries[seen].key && e.value == entries[seen].value, "entry \(seen)")
+            seen += 1
+            entry = try cursor.next()
+        }
+        var rng = SplitMix64(seed: 9)
+        for round in 0..<3 {
+            try engine.write { txn in
+                for i in stride(from: round, to: entries.count, by: 5) {
+                    if rng.next() % 3 == 0 {
+                        _ = try txn.delete(entries[i].key, in: "t")
+                    } else {
+                        try txn.put(rng.bytes(90 + Int(rng.next() % 80)), for: entries[i].key, in: "t")
+                    }
+                }
+            }
+            try engine.checkpoint()
+        }
+        while let e = entry {
+            #expect(seen < entries.count && e.key == entries[seen].key && e.value == entries[seen].value, "entry \(seen)")
+            seen += 1
+            entry = try cursor.next()
+        }
+        #expect(seen == entries.count)
+        // And the old snapshot scanned again from the start.
+        #expect(try Self.scan(old).elementsEqual(entries) { $0.key == $1.key && $0.value == $1.value })
     }
 }

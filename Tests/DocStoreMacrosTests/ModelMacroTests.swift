@@ -110,11 +110,11 @@ private func expand(_ source: String, _ expected: String, diagnostics: [Diagnost
 
                 static let _$slotBaseNote: Int = ManagedObject._$slotCount
 
-                static let _$keyPathNote_title = \\Note.title
+                private static let _$keyPathNote_title = \\Note.title
 
-                static let _$keyPathNote_folder = \\Note.folder
+                private static let _$keyPathNote_folder = \\Note.folder
 
-                static let _$keyPathNote_tags = \\Note.tags
+                private static let _$keyPathNote_tags = \\Note.tags
 
                 override public class var _$slotCount: Int {
                     Note._$slotBaseNote + 3

@@ -38,11 +38,12 @@ public struct Cursor {
     /// queries (a count walks a few hundred leaves) stay cached.
     private var leavesWalked = 0
     static let passingAfter = 512
-    /// R1: leaves read ahead, a run of consecutive pages at once, for a walk forward. Stepping
-    /// from a leaf to the next child of the same parent, the cursor reads the following
-    /// children whose page numbers follow one another (up to `readAheadPages`) with one call
-    /// (`PageSource.readAhead`) and takes each from the run as it reaches it, checked then.
-    /// Only this cursor uses the run: it belongs to this cursor's snapshot.
+    /// R1: leaves read ahead, a run of consecutive pages at once, for a long walk forward (in
+    /// passing, past `passingAfter` leaves). Stepping from a leaf to the next child of the same
+    /// parent, the cursor reads the following children whose page numbers follow one another
+    /// (up to `readAheadPages`) with one call (`PageSource.readAhead`) and takes each from the
+    /// run as it reaches it, checked then. Only this cursor uses the run (it belongs to this
+    /// cursor's snapshot), and no page made from it enters the shared cache.
     private var ahead: ReadAheadRun?
     static let readAheadPages = 16
 
@@ -310,8 +311,8 @@ public struct Cursor {
         leaf = nil
         guard start != .none else { return }
         var page: Page
-        if let run = ahead, run.contains(start) {
-            page = try source.page(start, from: run, passing: passing)
+        if passing, let run = ahead, run.contains(start) {
+            page = try source.pageInPassing(start, from: run)
         } else {
             page = try passing ? source.pageInPassing(start) : source.page(start)
         }
@@ -349,11 +350,13 @@ public struct Cursor {
             path.append(top)
             leavesWalked += 1
             let child = top.page.child(at: top.position)
-            // R1: the parent of leaves (nothing was climbed), walking forward, past the run held.
-            if forward && !climbed && !(ahead?.contains(child) ?? false) {
+            let passing = leavesWalked > Cursor.passingAfter
+            // R1: in passing, walking forward from a parent of leaves (nothing was climbed), past
+            // the run held.
+            if passing && forward && !climbed && !(ahead?.contains(child) ?? false) {
                 ahead = readAheadRun(of: top.page, from: top.position)
             }
-            try descend(from: child, toLast: !forward, passing: leavesWalked > Cursor.passingAfter)
+            try descend(from: child, toLast: !forward, passing: passing)
         }
         return leaf != nil
     }

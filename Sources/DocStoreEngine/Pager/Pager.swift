@@ -28,31 +28,34 @@ protocol PageSource {
     /// The page `number` if it is at hand without reading the file (a cursor's look-ahead);
     /// nil otherwise.
     func cachedPage(_ number: PageNumber) -> Page?
-    /// Pages `first ..< first + count`, which a forward walk is about to step onto in that order,
-    /// read from the file with one call (`ReadAheadRun`); nil when the first is cached, when
-    /// this source reads no file, or when the read fails (each page is then read as usual, and
-    /// a failure is reported only for a page the walk needs). Nothing is checked here.
+    /// Pages `first ..< first + count`, which a long forward walk is about to step onto in that
+    /// order, read from the file with one call (`ReadAheadRun`); nil when the first is cached,
+    /// when this source reads no file, or when the read fails (each page is then read as usual,
+    /// and a failure is reported only for a page the walk needs). Nothing is checked here.
     func readAhead(from first: PageNumber, count: Int) -> ReadAheadRun?
-    /// Page `number`, which `run` holds: the cache's copy if it has one, else made from the
-    /// run's bytes and checked as any page read from the file (I10); kept in the cache as
-    /// `page` keeps it, or as `pageInPassing` does when `passing`.
-    func page(_ number: PageNumber, from run: ReadAheadRun, passing: Bool) throws(EngineError) -> Page
+    /// Page `number` for a long walk that read `run` ahead: the cache's copy if it has one, else
+    /// made from the run's bytes (when the run holds it) and checked as any page read from the
+    /// file (I10). A page made from a run is never put in the cache: the run is good for its
+    /// cursor's snapshot only, and the cache serves every reader.
+    func pageInPassing(_ number: PageNumber, from run: ReadAheadRun) throws(EngineError) -> Page
 }
 
 extension PageSource {
     func pageInPassing(_ number: PageNumber) throws(EngineError) -> Page { try page(number) }
     func cachedPage(_ number: PageNumber) -> Page? { nil }
     func readAhead(from first: PageNumber, count: Int) -> ReadAheadRun? { nil }
-    func page(_ number: PageNumber, from run: ReadAheadRun, passing: Bool) throws(EngineError) -> Page {
-        try passing ? pageInPassing(number) : page(number)
+    func pageInPassing(_ number: PageNumber, from run: ReadAheadRun) throws(EngineError) -> Page {
+        try pageInPassing(number)
     }
 }
 
 /// Consecutive pages of the file read with one call for a cursor walking forward over
-/// consecutive leaves (Cursor R1): a scan of a tree written in key order reads its leaves a run
-/// at a time instead of one read(2) each — half of fetching every note was the kernel's cost
-/// per call. Held by the cursor of one snapshot only: a page number's contents do not change
-/// while a snapshot that reaches it is open, but they may for a later one.
+/// consecutive leaves in passing (Cursor R1): a scan of a tree written in key order reads its
+/// leaves a run at a time instead of one read(2) each — half of fetching every note was the
+/// kernel's cost per call. Held by the cursor of one snapshot only, and never copied into the
+/// shared cache: a page number's contents do not change while a snapshot that reaches it is
+/// open, but they may once it ends (a cursor kept past its transaction must not leave an old
+/// page where other readers would find it).
 struct ReadAheadRun {
     let first: PageNumber
     /// How many whole pages `bytes` holds (at most 64).
@@ -153,12 +156,13 @@ final class Pager: Sendable {
 
     func readAhead(from first: PageNumber, count: Int) -> ReadAheadRun? {
         let count = min(count, 64)
-        guard count > 1, first.rawValue >= 2 else { return nil }
+        // A damaged branch can name any page: numbers whose offset does not fit are not read ahead.
+        guard count > 1, first.rawValue >= 2, first.rawValue <= (UInt64.max / UInt64(pageSize)) &- UInt64(count) else { return nil }
         // Which pages the file holds for this snapshot: those the cache does not (before the read).
         let fromFile: UInt64 = cache.withLock { c in
             guard c.get(first.rawValue) == nil else { return 0 }   // cached: the run is likely cached too
             var mask: UInt64 = 0
-            for i in 0..<count where c.get(first.rawValue + UInt64(i)) == nil { mask |= 1 << UInt64(i) }
+            for i in 0..<count where c.get(first.rawValue &+ UInt64(i)) == nil { mask |= 1 << UInt64(i) }
             return mask
         }
         guard fromFile & 1 != 0 else { return nil }
@@ -172,16 +176,16 @@ final class Pager: Sendable {
         return ReadAheadRun(first: first, count: n / pageSize, bytes: bytes, fromFile: fromFile)
     }
 
-    func page(_ number: PageNumber, from run: ReadAheadRun, passing: Bool) throws(EngineError) -> Page {
+    func pageInPassing(_ number: PageNumber, from run: ReadAheadRun) throws(EngineError) -> Page {
         if let page = cache.withLock({ $0.get(number.rawValue) }) { return page }
-        guard run.holds(number) else { return try passing ? pageInPassing(number) : page(number) }
+        guard run.holds(number) else { return try pageInPassing(number) }
         let page = Page(number: number, size: pageSize)
         let start = Int(number.rawValue - run.first.rawValue) * pageSize
         run.bytes.withUnsafeBytes { raw in
             page.bytes.copyMemory(from: UnsafeRawBufferPointer(rebasing: raw[start ..< start + pageSize]))
         }
         try Pager.check(page, path: path)
-        return passing && page.type == .leaf ? page : keep(page)
+        return page
     }
 
     /// Reads and validates a page from the file, bypassing the cache.
