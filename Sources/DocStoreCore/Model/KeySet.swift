@@ -112,10 +112,6 @@ struct KeySet: Sequence, ExpressibleByArrayLiteral, Equatable, CustomStringConve
         return key
     }
 
-    mutating func removeAll() {
-        table = []
-    }
-
     /// Room for `n` keys without growing.
     mutating func reserveCapacity(_ n: Int) {
         if n > 0 && 2 * n > slotCount { grow(toHold: n) }
