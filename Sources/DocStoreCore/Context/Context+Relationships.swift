@@ -194,7 +194,9 @@ extension Context {
         for target in targets { try checkTarget(target, for: p, of: object) }
         let current = try members(of: object, p)
         if current.isEmpty && !p.isOrdered {
-            // The common case (a new object's relationship set once): nothing to remove.
+            // The common case (a new object's relationship set once): nothing to remove, and
+            // the members' list made once at its size rather than grown.
+            toManyState(of: object, p).reserveMembers(targets.count)
             for target in targets { try addLink(object, p, target) }
             return
         }

@@ -378,7 +378,11 @@ extension Context {
 
     static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {
         if unique, value.isNull { return nil }
-        guard var out = indexValue(value) else { return nil }
+        guard let component = indexComponent(value) else { return nil }
+        // One array, made at a size that holds a number's or a date's key with the primary key.
+        var out: [UInt8] = []
+        out.reserveCapacity(24)
+        KeyEncoding.append(component, to: &out)
         if !unique { PrimaryKey.appendBytes(key, to: &out) }
         return out
     }
@@ -414,19 +418,36 @@ extension Context {
     /// no element is nil, where the values alone are the key (so a second object with the same
     /// values is found by one lookup). The value of a compound entry is the primary key.
     static func compoundEntries(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64) -> [(key: [UInt8], checksUniqueness: Bool)] {
+        var entries: [(key: [UInt8], checksUniqueness: Bool)] = []
+        forEachCompoundEntry(values, index, key: key) { entries.append(($0, $1)) }
+        return entries
+    }
+
+    /// `compoundEntries`, handed to `body` one by one: a save's single entry per object and
+    /// index costs no array of entries.
+    static func forEachCompoundEntry(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64,
+                                     _ body: (_ key: [UInt8], _ checksUniqueness: Bool) throws -> Void) rethrows {
         // One value per element (no document field): one entry, encoded straight from the slots.
         if !index.isMultiValued {
             var out: [UInt8] = []
+            out.reserveCapacity(16 * index.elements.count)
             var hasNull = false
             for element in index.elements {
-                guard element.slot < values.count, let component = indexComponent(values[element.slot]) else { return [] }
+                guard element.slot < values.count, let component = indexComponent(values[element.slot]) else { return }
                 if case .null = component { hasNull = true }
                 KeyEncoding.append(component, to: &out)
             }
             let checks = index.isUnique && !hasNull
             if !checks { PrimaryKey.appendBytes(key, to: &out) }
-            return [(out, checks)]
+            try body(out, checks)
+            return
         }
+        for entry in multiValuedEntries(values, index, key: key) { try body(entry.key, entry.checksUniqueness) }
+    }
+
+    /// The entries of an index with a document field, one per combination of its elements'
+    /// values (see `compoundEntries`).
+    private static func multiValuedEntries(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64) -> [(key: [UInt8], checksUniqueness: Bool)] {
         // Each element's values: one, or for a document field one per array item (none for an
         // object); then one entry per combination.
         var combinations: [[StoredValue]] = [[]]
@@ -629,6 +650,13 @@ struct WriteBatch {
         puts[last].entries.append(key: key, value: value)
     }
 
+    /// Puts the primary key `value` (its 8 bytes, as `PrimaryKey.bytes`) under `key`, without
+    /// an array for it: a compound index entry's value.
+    mutating func put(primaryKey value: UInt64, for key: [UInt8], in tree: String) {
+        select(tree)
+        puts[last].entries.append(key: key, valueCapacity: 8) { PrimaryKey.appendBytes(value, to: &$0) }
+    }
+
     /// Puts the unordered link `source → target` (key `linkKey(source, target)`, no value)
     /// without making an array for its key (a save of 100 000 notes puts half a million).
     mutating func putLink(_ source: UInt64, _ target: UInt64, in tree: String) {
@@ -640,8 +668,10 @@ struct WriteBatch {
     /// into the batch (no array per record).
     mutating func putRecord(_ values: [StoredValue], of entity: EntityInfo, key: UInt64, rowVersion: UInt64, schemaVersion: UInt32) {
         select(entity.recordsTree)
-        puts[last].entries.append(key: PrimaryKey.bytes(key), valueCapacity: entity.recordCapacity(values)) { out in
-            entity.appendRecord(values, rowVersion: rowVersion, schemaVersion: schemaVersion, to: &out)
+        withUnsafeBytes(of: key.bigEndian) { keyBytes in   // PrimaryKey.bytes, with no array
+            puts[last].entries.append(rawKey: keyBytes, valueCapacity: entity.recordCapacity(values)) { out in
+                entity.appendRecord(values, rowVersion: rowVersion, schemaVersion: schemaVersion, to: &out)
+            }
         }
     }
 

@@ -497,6 +497,11 @@ final class ToManyState {
         return true
     }
 
+    /// Makes room in the loaded members for `more` keys (when they are loaded).
+    func reserveMembers(_ more: Int) {
+        members?.reserveCapacity((members?.count ?? 0) + more)
+    }
+
     func add(_ key: UInt64) {
         var wasRemoved = false, addedNew = false, appended = false
         if !isNew {

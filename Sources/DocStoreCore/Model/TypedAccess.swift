@@ -31,32 +31,39 @@ public struct _$PendingValues {
     /// Asked once per class level here rather than once per property in `_$record`.
     let skips: Bool
     public init() { skips = FaultMaking.isActive }
+
+    /// Keeps one value. The first makes room for eight: a model's properties each record their
+    /// default, and growing the list one value at a time made four arrays for a note's five.
+    mutating func append(_ index: Int, _ value: _$PendingValue) {
+        if items.isEmpty { items.reserveCapacity(8) }
+        items.append((index, value))
+    }
 }
 
 public func _$record<V: PersistentValue>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
     if pending.skips { return }
-    pending.items.append((index, .stored(value.storedValue)))
+    pending.append(index, .stored(value.storedValue))
 }
 
 public func _$record<V: Codable>(_ pending: inout _$PendingValues, _ index: Int, _ value: V) {
     if pending.skips { return }
-    pending.items.append((index, .stored(documentValue(value))))
+    pending.append(index, .stored(documentValue(value)))
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: V?) {
     if pending.skips { return }
     guard let value else { return }
-    pending.items.append((index, .objects([value])))
+    pending.append(index, .objects([value]))
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: Set<V>) {
     if pending.skips { return }
-    if !value.isEmpty { pending.items.append((index, .objects(Array(value)))) }
+    if !value.isEmpty { pending.append(index, .objects(Array(value))) }
 }
 
 public func _$record<V: ManagedObject>(_ pending: inout _$PendingValues, _ index: Int, _ value: [V]) {
     if pending.skips { return }
-    if !value.isEmpty { pending.items.append((index, .objects(value))) }
+    if !value.isEmpty { pending.append(index, .objects(value)) }
 }
 
 /// A value for a fault's phase-one initialization; the stored values replace it.
@@ -201,15 +208,29 @@ public func _$write<Root: ManagedObject, V: Codable>(_ object: Root, _ slot: Int
 }
 
 public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V?>, _ value: V?) {
-    writeObjects(object, slot, keyPath, value.map { [$0 as ManagedObject] } ?? [], toOne: true)
+    writeObjects(object, slot, keyPath, .one(value))
 }
 
 public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, Set<V>>, _ value: Set<V>) {
-    writeObjects(object, slot, keyPath, managedObjects(value), toOne: false)
+    writeObjects(object, slot, keyPath, .many(managedObjects(value)))
 }
 
 public func _$write<Root: ManagedObject, V: ManagedObject>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, [V]>, _ value: [V]) {
-    writeObjects(object, slot, keyPath, managedObjects(value), toOne: false)
+    writeObjects(object, slot, keyPath, .many(managedObjects(value)))
+}
+
+/// What a relationship's setter was given: a to-one's object (no array made for it, as a
+/// note's folder is set once per note) or a to-many's objects.
+private enum LinkTargets {
+    case one(ManagedObject?)
+    case many([ManagedObject])
+
+    var all: [ManagedObject] {
+        switch self {
+        case .one(let object): object.map { [$0] } ?? []
+        case .many(let objects): objects
+        }
+    }
 }
 
 /// The objects of a typed collection as `[ManagedObject]`, made in one pass. (`Array(set)` and
@@ -252,17 +273,23 @@ private func writeStored<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ 
     }
 }
 
-private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ targets: [ManagedObject], toOne: Bool) {
+private func writeObjects<Root: ManagedObject, V>(_ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, V>, _ targets: LinkTargets) {
     mutate(object, keyPath) {
         guard object.key != 0 else {   // not inserted yet: both sides kept until insert
-            object.setUnattachedLinks(slot, targets)
+            object.setUnattachedLinks(slot, targets.all)
             return
         }
         guard let context = object.context, let p = object.entityInfo?.properties[slot] else { return object.rejectContextGone(slot) }
         do throws(DocStoreError) {
             try context.undoable { () throws(DocStoreError) in
-                for target in targets where target.isUnattached { try context.insert(target) }
-                if toOne { try context.setToOne(targets.first, of: object, p) } else { try context.setToMany(targets, of: object, p) }
+                switch targets {
+                case .one(let target):
+                    if let target, target.isUnattached { try context.insert(target) }
+                    try context.setToOne(target, of: object, p)
+                case .many(let targets):
+                    for target in targets where target.isUnattached { try context.insert(target) }
+                    try context.setToMany(targets, of: object, p)
+                }
             }
         } catch {
             object.reject(slot, error)

@@ -138,7 +138,12 @@ final class CompoundIndex: Sendable {
         propertyList = description.properties.joinedNames(", ")
         isMultiValued = documentPaths.contains { !$0.isEmpty }
         paths = zip(elements, documentPaths).map { [$0.name] + $1 }
+        slots = elements.map(\.slot)
     }
+
+    /// The elements' slots, made once: every object a save writes is asked whether it
+    /// changed them.
+    let slots: [Int]
 
     /// Each element's key path from the object, made once: the planner compares every
     /// conjunct of every fetch with them.

@@ -32,8 +32,8 @@ enum IndexEntries {
                 try delete(k, tree)
             }
         }
-        for index in entity.compoundIndexes where affected(.several(index.elements.map(\.slot))) {
-            for (k, checks) in Context.compoundEntries(values, index, key: key) {
+        for index in entity.compoundIndexes where affected(.several(index.slots)) {
+            try Context.forEachCompoundEntry(values, index, key: key) { k, checks in
                 if checks {
                     if let owner = try txn.get(k, in: index.tree), PrimaryKey.read(owner) == key { try delete(k, index.tree) }
                 } else {
@@ -56,13 +56,13 @@ enum IndexEntries {
                 batch.put([], for: k, in: tree)
             }
         }
-        for index in entity.compoundIndexes where affected(.several(index.elements.map(\.slot))) {
-            for (k, checks) in Context.compoundEntries(values, index, key: key) {
+        for index in entity.compoundIndexes where affected(.several(index.slots)) {
+            Context.forEachCompoundEntry(values, index, key: key) { k, checks in
                 if checks {
                     batch.putUnique(key, for: k, in: index.tree, UniqueOwner(entity: entity.name, property: index.propertyList, together: true,
                                                                            values: index.elements.map { values[$0.slot] }))
                 } else {
-                    batch.put(PrimaryKey.bytes(key), for: k, in: index.tree)
+                    batch.put(primaryKey: key, for: k, in: index.tree)
                 }
             }
         }

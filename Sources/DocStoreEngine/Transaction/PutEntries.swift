@@ -70,7 +70,9 @@ public struct PutEntries: Sendable {
         withUnsafeBytes(of: words) { append(rawKey: $0, valueCapacity: 0) { _ in } }
     }
 
-    mutating func append(rawKey key: UnsafeRawBufferPointer, valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
+    /// Appends a put under the bytes `key` (read before this returns), its value written as
+    /// `append(key:valueCapacity:_:)` writes it.
+    package mutating func append(rawKey key: UnsafeRawBufferPointer, valueCapacity: Int, _ writeValue: (inout [UInt8]) -> Void) {
         let room = key.count + valueCapacity
         if chunks.isEmpty || chunks[chunks.count - 1].capacity - chunks[chunks.count - 1].count < room
             || chunks[chunks.count - 1].count + room > Int(UInt32.max) / 2 {
