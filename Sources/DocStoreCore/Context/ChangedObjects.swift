@@ -153,11 +153,17 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
 
     /// Every object here, in key order: the dictionary's entries sorted by their keys, so the
     /// comparisons read no object (sorting the objects by their `key` retained and released each
-    /// one per comparison). Kept until an object is added or removed (`sorted`): a save asks
-    /// twice, to validate and to write, with the same objects in between.
+    /// one per comparison). The entries are sorted as keys with unretained references — plain
+    /// words, moved by the sort without a retain or release each (safe: `byKey` holds every
+    /// object until the array is made). Kept until an object is added or removed (`sorted`): a
+    /// save asks twice, to validate and to write, with the same objects in between.
     mutating func sortedByKey() -> [ManagedObject] {
         if let sorted { return sorted }
-        let made = byKey.sorted { $0.key < $1.key }.map(\.value)
+        var entries: [(key: UInt64, object: Unmanaged<ManagedObject>)] = []
+        entries.reserveCapacity(byKey.count)
+        for (key, object) in byKey { entries.append((key, .passUnretained(object))) }
+        entries.sort { $0.key < $1.key }
+        let made = entries.map { $0.object.takeUnretainedValue() }
         sorted = made
         return made
     }

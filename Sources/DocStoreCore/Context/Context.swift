@@ -262,7 +262,7 @@ public final class Context {
         for slot in 0..<defaults.count where object.values[slot].isNull && !defaults[slot].isNull {
             object.values[slot] = defaults[slot]
         }
-        var states = ToManyStates(slotCount: entity.properties.count)
+        var states = ToManyStates(capacity: entity.toManyCount)
         for p in entity.properties where p.isToMany {
             let state = ToManyState()
             state.load(stored: [])

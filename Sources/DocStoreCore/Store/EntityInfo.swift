@@ -192,6 +192,8 @@ final class EntityInfo: Sendable {
     /// The open store's identifier, which its objects' IDs name; nil in a model built for a
     /// migration, a dump or a summary rather than for an open store.
     let storeIdentifier: UUID?
+    /// How many to-many relationships it has: the states a new object of it starts with.
+    let toManyCount: Int
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
          objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>,
@@ -219,6 +221,7 @@ final class EntityInfo: Sendable {
         slotForField = table
         fieldForSlot = properties.map(\.fieldID)
         defaults = properties.map { $0.attribute?.defaultValue ?? .null }
+        toManyCount = properties.count { $0.isToMany }
     }
 
     func property(named name: String) -> PropertyInfo? {
