@@ -1,5 +1,5 @@
 // KeySet (a to-many relationship's members, additions and removals) against Set<UInt64>: random
-// inserts, removals, lookups, intersections and subtractions over the key patterns primary keys
+// inserts, removals, lookups, intersections, subtractions and emptyings over the key patterns primary keys
 // take (ObjectRegistryTests': consecutive, strided by a power of two, several entities in the high
 // bits, random) and key 0 and the whole range — with fixed seeds; a failure prints its seed and step. After every step the KeySet must
 // hold exactly the Set's keys, answer every lookup as it does, and iterate each key once; copies
@@ -40,12 +40,16 @@ import Testing
                     #expect((set.remove(k) != nil) == (model.remove(k) != nil), "remove: \(where_)")
                 case 8:
                     let other = Set((0..<40).map { _ in Self.key(pattern, rng.next() % 600, &rng) })
-                    if rng.next() % 2 == 0 {
+                    switch rng.next() % 5 {
+                    case 0, 1:
                         set.formIntersection(KeySet(other))
                         model.formIntersection(other)
-                    } else {
+                    case 2, 3:
                         set.subtract(other)
                         model.subtract(other)
+                    default:
+                        set.removeAll()
+                        model.removeAll()
                     }
                 default:
                     if copies.count < 4 { copies.append((set, model)) }
@@ -64,6 +68,19 @@ import Testing
             for key in model { set.remove(key) }
             #expect(set.isEmpty && Array(set).isEmpty && !set.contains(1), "seed \(seed), pattern \(pattern): all removed")
         }
+    }
+
+    /// Emptying keeps a small table and lets a large one go; either way the set is empty and
+    /// takes keys again, and a copy taken before keeps its keys.
+    @Test(arguments: [10, 5_000])
+    func removeAllEmptiesTheSet(keys: Int) {
+        var set = KeySet((1...UInt64(keys)).map { $0 * 3 })
+        let copy = set
+        set.removeAll()
+        #expect(set.isEmpty && Array(set).isEmpty && !set.contains(3) && !set.contains(0))
+        #expect(copy.count == keys && copy.contains(3) && copy.contains(UInt64(keys) * 3))
+        #expect(set.insert(0).inserted && set.insert(6).inserted && set.count == 2)
+        #expect(Set(set) == [0, 6] && !set.contains(3))
     }
 
     @Test func zeroIsAKeyLikeAnyOther() {

@@ -112,6 +112,18 @@ struct KeySet: Sequence, ExpressibleByArrayLiteral, Equatable, CustomStringConve
         return key
     }
 
+    /// Empties the set. A table of up to 1 024 slots is kept for the keys that come next (a
+    /// set emptied after every few insertions allocates nothing); a larger one is let go, so
+    /// that emptying a set that once held many keys does not clear its whole table each time.
+    mutating func removeAll() {
+        guard !table.isEmpty else { return }
+        if slotCount > 1024 {
+            table = []
+        } else {
+            table.withUnsafeMutableBufferPointer { $0.update(repeating: 0) }
+        }
+    }
+
     /// Room for `n` keys without growing.
     mutating func reserveCapacity(_ n: Int) {
         if n > 0 && 2 * n > slotCount { grow(toHold: n) }
