@@ -2,7 +2,7 @@
 // with per-entity-kind indexes a fetch uses to find the unsaved objects it must consider (F2)
 // without walking all of them.
 //
-// Invariants (each kind's state is one `Kind`, found with one hash per change):
+// Invariants (each kind's state is one `Kind`, found with one hash by each change):
 // - `kinds[kind].live` holds exactly the keys of the objects here of that kind that are not
 //   deleted, as their deleted flag stood at their last `subscript` set or at the last
 //   `noteDeleted`/`noteUndeleted` of them. Code that flips the flag of an object that is here
@@ -16,6 +16,8 @@
 //   set, removed, deleted, undeleted, or told through `noteValuesMayChange` (every attribute or
 //   to-one write calls `willChange` first, which tells) — is `stale` for its kind's indexes and
 //   re-encoded before the next lookup reads them.
+// A kind's state goes with its last object, value indexes included; the next lookup of the kind
+// makes them again from its live keys (which `objectsToEncode` then hands out to be loaded).
 // So a fetch costs what the unsaved objects it could return cost, not what the context holds:
 // fetching and deleting 50 000 objects one at a time in one context is linear, not quadratic,
 // and so is finding-or-creating 50 000 objects by an indexed attribute.
@@ -45,6 +47,12 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         /// Marks `key` for re-encoding if this kind has value indexes.
         mutating func noteValuesMayChange(_ key: UInt64) {
             if !valueIndexes.isEmpty { stale.insert(key) }
+        }
+
+        /// `key`'s object, here, was just marked deleted.
+        mutating func noteDeleted(_ key: UInt64) {
+            live.remove(key)
+            noteValuesMayChange(key)
         }
     }
 
@@ -160,13 +168,15 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     mutating func removeValue(forKey key: UInt64) -> ManagedObject? {
         guard let object = byKey.removeValue(forKey: key) else { return nil }
         sorted = nil
-        let kind = PrimaryKey.entity(of: key)
-        update(kind) { kind in
-            kind.live.remove(key)
-            kind.count -= 1
-            kind.noteValuesMayChange(key)
+        // The kind's state, found once: changed in place, or dropped with its last object (its
+        // value indexes with it: the next lookup rebuilds them from the live keys).
+        guard let i = kinds.index(forKey: PrimaryKey.entity(of: key)) else { return object }
+        if kinds.values[i].count <= 1 {
+            kinds.remove(at: i)
+        } else {
+            kinds.values[i].count -= 1
+            kinds.values[i].noteDeleted(key)
         }
-        if kinds[kind]?.count ?? 0 <= 0 { kinds.removeValue(forKey: kind) }
         return object
     }
 
@@ -190,8 +200,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// `object`, here, was just marked deleted.
     mutating func noteDeleted(_ object: ManagedObject) {
         let key = object.key
-        kinds[PrimaryKey.entity(of: key)]?.live.remove(key)
-        kinds[PrimaryKey.entity(of: key)]?.noteValuesMayChange(key)
+        kinds[PrimaryKey.entity(of: key)]?.noteDeleted(key)
     }
 
     /// `object` was just brought back from deletion; it counts as live if it is here.

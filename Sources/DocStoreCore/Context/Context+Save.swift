@@ -379,12 +379,24 @@ extension Context {
     static func indexKey(_ value: StoredValue, unique: Bool, key: UInt64) -> [UInt8]? {
         if unique, value.isNull { return nil }
         guard let component = indexComponent(value) else { return nil }
-        // One array, made at a size that holds a number's or a date's key with the primary key.
+        // One array, made at the size of the key: a number's, a date's or a UUID's with the
+        // primary key, or a string's or bytes' with their escapes' room (as KeyEncoding
+        // reserves it) and the primary key.
         var out: [UInt8] = []
-        out.reserveCapacity(24)
+        out.reserveCapacity(Self.indexKeyCapacity(component))
         KeyEncoding.append(component, to: &out)
         if !unique { PrimaryKey.appendBytes(key, to: &out) }
         return out
+    }
+
+    /// Room for `component`'s encoding followed by a primary key (KeyEncoding.append reserves
+    /// a string's or bytes' room itself; this is the whole key's, so nothing grows).
+    static func indexKeyCapacity(_ component: KeyComponent) -> Int {
+        switch component {
+        case .string(let s): 1 + s.utf8.count + s.utf8.count / 8 + 2 + 8
+        case .bytes(let b): 1 + b.count + b.count / 8 + 2 + 8
+        default: 32
+        }
     }
 
     /// A value as every index key of it begins (nil for a document): an equality's bound, and

@@ -425,9 +425,11 @@ final class ToManyState {
     /// The members as a set, kept only once `members` has grown past `indexedAbove` out of
     /// ascending order (`indexed`). A smaller list is searched in place — a new note's two tags
     /// cost no hash table (15 MB of an insert of 100 000 notes) — and an ascending one by
-    /// bisection: members loaded from the store come in key order, and new objects, whose keys
+    /// bisection: an unordered relationship's members come from the store in key order (with
+    /// the unsaved additions after them, in key order too: `load`), and new objects, whose keys
     /// grow, are appended in order, so a folder's thousands of new notes need no table (each
-    /// probe of one was a cache miss: a twentieth of inserting 100 000 notes). Use `isMember(_:)`.
+    /// probe of one was a cache miss: a twentieth of inserting 100 000 notes). An ordered
+    /// relationship's list is in its own order, ascending or not. Use `isMember(_:)`.
     /// Invariants: T1 `ascending` true means `members` is strictly increasing (false says
     /// nothing); T2 `indexed` true means `memberSet` holds exactly the members. A list that
     /// grows past `indexedAbove` out of order gets its set then (`add`); one made whole
@@ -480,7 +482,7 @@ final class ToManyState {
     }
 
     /// Sets the loaded members (nil: not loaded) and the set beside them when they are many and
-    /// not in ascending order (T1).
+    /// not in ascending order (T2).
     private func setMembers(_ list: [UInt64]?, set: KeySet? = nil) {
         members = list
         ascending = list.map(Self.isAscending) ?? true
@@ -499,7 +501,8 @@ final class ToManyState {
 
     /// Makes room in the loaded members for `more` keys (when they are loaded).
     func reserveMembers(_ more: Int) {
-        members?.reserveCapacity((members?.count ?? 0) + more)
+        guard let count = members?.count else { return }
+        members?.reserveCapacity(count + more)
     }
 
     func add(_ key: UInt64) {
@@ -598,7 +601,9 @@ final class ToManyState {
         var list = stored.filter { !removed.contains($0) }
         var set = KeySet(list)
         added.subtract(set)     // an "addition" of a link the store has (after a rebase) is no change
-        for key in added where set.insert(key).inserted { list.append(key) }
+        // The additions in key order: after a store's list in key order they keep it ascending
+        // (their order among themselves is no one's: they come after the stored members).
+        for key in added.sorted() where set.insert(key).inserted { list.append(key) }
         setMembers(list, set: set)
     }
 
