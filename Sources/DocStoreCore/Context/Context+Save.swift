@@ -439,19 +439,12 @@ extension Context {
     /// index costs no array of entries.
     static func forEachCompoundEntry(_ values: [StoredValue], _ index: CompoundIndex, key: UInt64,
                                      _ body: (_ key: [UInt8], _ checksUniqueness: Bool) throws -> Void) rethrows {
-        // One value per element (no document field): one entry, encoded straight from the slots.
+        // One value per element (no document field): one entry, encoded straight from the slots
+        // (no array of the elements' values).
         if !index.isMultiValued {
-            var out: [UInt8] = []
-            out.reserveCapacity(16 * index.elements.count)
-            var hasNull = false
-            for element in index.elements {
-                guard element.slot < values.count, let component = indexComponent(values[element.slot]) else { return }
-                if case .null = component { hasNull = true }
-                KeyEncoding.append(component, to: &out)
-            }
-            let checks = index.isUnique && !hasNull
-            if !checks { PrimaryKey.appendBytes(key, to: &out) }
-            try body(out, checks)
+            guard index.slots.allSatisfy({ $0 < values.count }),
+                  let entry = compoundEntry(elements: index.slots.lazy.map { values[$0] }, isUnique: index.isUnique, key: key) else { return }
+            try body(entry.key, entry.checksUniqueness)
             return
         }
         for entry in multiValuedEntries(values, index, key: key) { try body(entry.key, entry.checksUniqueness) }
@@ -503,8 +496,10 @@ extension Context {
     }
 
     /// A compound entry from the elements' values in order.
-    static func compoundEntry(elements: [StoredValue], isUnique: Bool, key: UInt64) -> (key: [UInt8], checksUniqueness: Bool)? {
+    static func compoundEntry<Elements: Collection>(elements: Elements, isUnique: Bool, key: UInt64) -> (key: [UInt8], checksUniqueness: Bool)?
+    where Elements.Element == StoredValue {
         var out: [UInt8] = []
+        out.reserveCapacity(16 * elements.count)
         var hasNull = false
         for value in elements {
             guard let component = indexComponent(value) else { return nil }
