@@ -96,4 +96,60 @@ import Testing
             if e.value != [UInt8(i & 0xFF), UInt8(i >> 8 & 0xFF)] { break }
         }
     }
+
+    /// P3: a copy is a value. Two copies appended to in turn (across chunks and span segments,
+    /// values written in place too) each keep exactly their own entries; a copy whose twin is
+    /// gone appends in place.
+    @Test(arguments: [5, 6] as [UInt64])
+    func copiesAppendedToInTurnKeepTheirOwnEntries(seed: UInt64) throws {
+        var rng = SplitMix64(seed: seed)
+        func key(_ tag: UInt8, _ i: Int) -> [UInt8] { [tag] + withUnsafeBytes(of: UInt32(i).bigEndian) { Array($0) } }
+        var a = PutEntries(), models: [[[UInt8]: [UInt8]]] = [[:], [:], [:]]
+        for i in 0..<3000 {
+            let value = rng.bytes(Int(rng.next() % 300))
+            a.append(key: key(0, i), value: value)
+            models[0][key(0, i)] = value
+        }
+        var b = a
+        models[1] = models[0]
+        var c = PutEntries()
+        for i in 0..<80_000 {
+            // In turn: a, then b, then (from entry 40 000) a copy of b made then, whose twin b
+            // is dropped later.
+            let value = rng.bytes(Int(rng.next() % 60))
+            switch i % 3 {
+            case 0:
+                a.append(key: key(1, i), value: value)
+                models[0][key(1, i)] = value
+            case 1:
+                b.append(key: key(2, i), valueCapacity: 8) { $0.append(contentsOf: value) }
+                models[1][key(2, i)] = value
+            default:
+                if i == 40_001 {
+                    c = b
+                    models[2] = models[1]
+                }
+                guard i > 40_001 else { continue }
+                c.append(key: key(3, i), value: value)
+                models[2][key(3, i)] = value
+                if i == 60_002 { b = PutEntries() }   // c alone holds its storage from here on (b starts anew)
+            }
+        }
+        let store = try TestStores.memory("PCW") { $0.walPreallocationBytes = 0 }
+        try store.engine.write { (txn) throws in
+            for (name, entries) in [("a", a), ("c", c)] {
+                try txn.createTree(named: name)
+                try txn.put(entries: entries, in: name)
+            }
+        }
+        for (name, model) in [("a", models[0]), ("c", models[2])] {
+            let stored = try store.engine.read { try $0.entries(in: name) }
+            #expect(stored.count == model.count, "seed \(seed): \(name)")
+            for e in stored where model[e.key] != e.value {
+                Issue.record("seed \(seed): \(name) key \(e.key) holds \(e.value.count) bytes, not its own")
+                break
+            }
+        }
+        #expect(a.count == 3000 + 26_667 && c.count == models[2].count && b.count == 6_666, "seed \(seed)")
+    }
 }

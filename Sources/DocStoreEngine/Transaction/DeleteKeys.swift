@@ -32,12 +32,12 @@ public struct DeleteKeys: Sendable {
 
     /// Appends `key`.
     public mutating func append(_ key: [UInt8]) {
-        entries.append(key: key, valueCapacity: 0) { _ in }
+        key.withUnsafeBytes { entries.append(rawKey: $0) }
     }
 
     /// Appends `key`, copied from where it is (a cursor's entry in place).
     package mutating func append(_ key: UnsafeRawBufferPointer) {
-        entries.append(rawKey: key, valueCapacity: 0) { _ in }
+        entries.append(rawKey: key)
     }
 
     /// Appends the 16-byte key `first ‖ second` (both big-endian, as a link's key is:
