@@ -177,7 +177,8 @@ public final class Context {
 
     /// Checks that `object` belongs to this context.
     func check(_ object: ManagedObject, _ what: @autoclosure () -> String) throws(DocStoreError) {
-        guard object.context === self, object.key != 0 else {
+        // By the link (one per context, L1): no context is retained to compare it.
+        guard object.contextLink === link, object.key != 0 else {
             throw DocStoreError(.wrongContext, "\(what()): \(object) belongs to \(object.context == nil ? "no context" : "another context")", entity: object.entityInfo?.name)
         }
     }
@@ -213,7 +214,7 @@ public final class Context {
     }
 
     private func insertObject(_ object: ManagedObject) throws(DocStoreError) {
-        if object.context === self, object.key != 0 {
+        if object.contextLink === link, object.key != 0 {
             if object.isDeleted, object.isInserted == false { undelete(object) }
             return
         }
@@ -466,7 +467,7 @@ public final class Context {
     /// its saved values and keeps its unsaved changes on top. An unchanged object is always
     /// turned into a fault.
     public func refresh(_ object: ManagedObject, mergeChanges: Bool) {
-        guard object.context === self, object.key != 0, !object.isInserted else { return }
+        guard object.contextLink === link, object.key != 0, !object.isInserted else { return }
         if object.hasChanges && mergeChanges {
             guard let entity = object.entityInfo, !object.isDeleted, let bytes = try? storedRecord(object.key, entity) else { return }
             var fresh = entity.defaults
