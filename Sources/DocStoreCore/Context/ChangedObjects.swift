@@ -183,16 +183,16 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// Every object here, in key order: the dictionary's entries sorted by their keys, so the
     /// comparisons read no object (sorting the objects by their `key` retained and released each
     /// one per comparison). The entries are sorted as keys with unretained references — plain
-    /// words, moved by the sort without a retain or release each (safe: `byKey` holds every
+    /// words, moved by the sort (KeyRadixSort) without a retain or release each (safe: `byKey` holds every
     /// object until the array is made). Kept until an object is added or removed (`sorted`): a
     /// save asks twice, to validate and to write, with the same objects in between.
     mutating func sortedByKey() -> [ManagedObject] {
         if let sorted { return sorted }
-        var entries: [(key: UInt64, object: Unmanaged<ManagedObject>)] = []
+        var entries: [(key: UInt64, payload: Unmanaged<ManagedObject>)] = []
         entries.reserveCapacity(byKey.count)
         for (key, object) in byKey { entries.append((key, .passUnretained(object))) }
-        entries.sort { $0.key < $1.key }
-        let made = entries.map { $0.object.takeUnretainedValue() }
+        KeyRadixSort.sort(&entries)
+        let made = entries.map { $0.payload.takeUnretainedValue() }
         sorted = made
         return made
     }
