@@ -22,6 +22,8 @@
 // fetching and deleting 50 000 objects one at a time in one context is linear, not quadratic,
 // and so is finding-or-creating 50 000 objects by an indexed attribute.
 
+internal import DocStoreEngine
+
 /// The changed objects of a context, by primary key (Context.swift's `changed`).
 struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     private(set) var byKey: [UInt64: ManagedObject] = [:]
@@ -180,19 +182,33 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         return object
     }
 
+    /// From this many objects on, `sortedByKey` sorts by radix (below, a comparison sort is
+    /// cheaper than the counting passes).
+    static let radixSortThreshold = 256
+
     /// Every object here, in key order: the dictionary's entries sorted by their keys, so the
     /// comparisons read no object (sorting the objects by their `key` retained and released each
     /// one per comparison). The entries are sorted as keys with unretained references — plain
-    /// words, moved by the sort (KeyRadixSort) without a retain or release each (safe: `byKey` holds every
+    /// words, moved by the sort (RadixSort, from a few hundred on) without a retain or release each (safe: `byKey` holds every
     /// object until the array is made). Kept until an object is added or removed (`sorted`): a
     /// save asks twice, to validate and to write, with the same objects in between.
     mutating func sortedByKey() -> [ManagedObject] {
         if let sorted { return sorted }
-        var entries: [(key: UInt64, payload: Unmanaged<ManagedObject>)] = []
+        var entries: [(key: UInt64, object: Unmanaged<ManagedObject>)] = []
         entries.reserveCapacity(byKey.count)
         for (key, object) in byKey { entries.append((key, .passUnretained(object))) }
-        KeyRadixSort.sort(&entries)
-        let made = entries.map { $0.payload.takeUnretainedValue() }
+        let made: [ManagedObject]
+        if entries.count < Self.radixSortThreshold {
+            entries.sort { $0.key < $1.key }
+            made = entries.map { $0.object.takeUnretainedValue() }
+        } else {
+            // The references as words, back as references after the sort.
+            var words = entries.map { (high: UInt64(0), low: $0.key, payload: UInt64(UInt(bitPattern: $0.object.toOpaque()))) }
+            RadixSort.sort(&words)
+            made = words.compactMap { entry in
+                UnsafeRawPointer(bitPattern: UInt(entry.payload)).map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() }
+            }
+        }
         sorted = made
         return made
     }

@@ -67,27 +67,31 @@ struct PutBuffer {
     /// gives them) and `compare` (entries i and j's whole keys, as `compare(_:_:)`), for keys
     /// that are not arrays of their own.
     static func keyOrder(_ count: Int, prefixes: (Int) -> (UInt64, UInt64), compare: (Int, Int) -> Int) -> [Int]? {
-        var order = [(high: UInt64, low: UInt64, index: Int)]()
+        var order = [RadixSort.Entry]()
         order.reserveCapacity(count)
         var ascending = true
         for i in 0..<count {
             let (high, low) = prefixes(i)
             if ascending, let last = order.last,
-               high < last.high || (high == last.high && (low < last.low || (low == last.low && compare(last.index, i) >= 0))) {
+               high < last.high || (high == last.high && (low < last.low || (low == last.low && compare(Int(last.payload), i) >= 0))) {
                 ascending = false
             }
-            order.append((high, low, i))
+            order.append((high, low, UInt64(i)))
         }
         if ascending { return nil }
-        order.sort { $0.high != $1.high ? $0.high < $1.high : $0.low != $1.low ? $0.low < $1.low : $0.index < $1.index }
+        if order.count < radixSortThreshold {
+            order.sort { $0.high != $1.high ? $0.high < $1.high : $0.low != $1.low ? $0.low < $1.low : $0.payload < $1.payload }
+        } else {
+            RadixSort.sort(&order)   // stable: ties keep their positions' order
+        }
         var start = 0
         while start < order.count {
             var end = start + 1
             while end < order.count && order[end].high == order[start].high && order[end].low == order[start].low { end += 1 }
             if end - start > 1 {
                 order[start..<end].sort { a, b in
-                    let c = compare(a.index, b.index)
-                    return c != 0 ? c < 0 : a.index < b.index
+                    let c = compare(Int(a.payload), Int(b.payload))
+                    return c != 0 ? c < 0 : a.payload < b.payload
                 }
             }
             start = end
@@ -97,11 +101,14 @@ struct PutBuffer {
         for j in order.indices {
             // A later put of the same key follows this one: it wins.
             if j + 1 < order.count, order[j + 1].high == order[j].high, order[j + 1].low == order[j].low,
-               compare(order[j + 1].index, order[j].index) == 0 { continue }
-            out.append(order[j].index)
+               compare(Int(order[j + 1].payload), Int(order[j].payload)) == 0 { continue }
+            out.append(Int(order[j].payload))
         }
         return out
     }
+
+    /// From this many entries on, `keyOrder` sorts the prefixes by radix (RadixSort).
+    static let radixSortThreshold = 256
 
     /// The first 16 bytes of `key` as two big-endian numbers, zero-padded.
     @inline(__always) static func prefixes(_ key: [UInt8]) -> (UInt64, UInt64) {
