@@ -63,6 +63,8 @@ public struct PutEntries: @unchecked Sendable {
     private(set) var hasOversizedEntry = false
     /// The bytes of every key and value appended.
     public private(set) var byteCount = 0
+    /// The longest value appended (whether any may go to a blob file).
+    private(set) var longestValue = 0
 
     public init() {}
 
@@ -146,6 +148,7 @@ public struct PutEntries: @unchecked Sendable {
                                                                         valueCount: UInt32(clamping: valueCount)))
         count += 1
         byteCount += room
+        if valueCount > longestValue { longestValue = valueCount }
         return (chunk, start)
     }
 

@@ -161,10 +161,11 @@ public final class WriteTransaction: Transaction {
     /// entries into a log it would then drop. Values bound for blob files are not counted
     /// (their log entry is a reference). Nothing else changes; the puts are made as usual.
     public func expectPuts(_ batches: [PutEntries]) {
+        guard !log.overflowed else { return }
         let external = engine.blobs != nil ? ws.limits.blobThreshold : Int.max
         var bytes = 0
         for entries in batches {
-            if entries.byteCount < external {
+            if entries.longestValue < external {
                 bytes += entries.byteCount
                 continue
             }
