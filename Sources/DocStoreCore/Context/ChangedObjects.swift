@@ -216,7 +216,8 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// `object`, here, was just marked deleted.
     mutating func noteDeleted(_ object: ManagedObject) {
         let key = object.key
-        kinds[PrimaryKey.entity(of: key)]?.noteDeleted(key)
+        guard let i = kinds.index(forKey: PrimaryKey.entity(of: key)) else { return }
+        kinds.values[i].noteDeleted(key)
     }
 
     /// `object` was just brought back from deletion; it counts as live if it is here.
@@ -232,7 +233,11 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// The values of the object with `key` may be about to change, or have changed: its value
     /// index entries are re-encoded before the next lookup.
     mutating func noteValuesMayChange(_ key: UInt64) {
-        kinds[PrimaryKey.entity(of: key)]?.noteValuesMayChange(key)
+        // Through the entry's position, not `kinds[kind]?.…`: that moves the state into an
+        // optional for the change, too large for the accessor's inline frame — a heap block per
+        // call, on every attribute or to-one set.
+        guard let i = kinds.index(forKey: PrimaryKey.entity(of: key)) else { return }
+        kinds.values[i].noteValuesMayChange(key)
     }
 
     // MARK: - Lookups by value
