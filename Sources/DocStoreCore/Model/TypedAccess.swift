@@ -179,22 +179,38 @@ public func _$read<Root: ManagedObject, V: ManagedObject>(
     _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, Set<V>>, default fallback: @autoclosure () -> Set<V> = []
 ) -> Set<V> {
     observeAccess(object, keyPath)
-    return Set(members(object, slot, as: V.self))
+    var set = Set<V>()
+    forEachMember(object, slot, as: V.self, reserving: { set.reserveCapacity($0) }) { set.insert($0) }
+    return set
 }
 
 public func _$read<Root: ManagedObject, V: ManagedObject>(
     _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, [V]>, default fallback: @autoclosure () -> [V] = []
 ) -> [V] {
     observeAccess(object, keyPath)
-    return members(object, slot, as: V.self)
+    var array: [V] = []
+    forEachMember(object, slot, as: V.self, reserving: { array.reserveCapacity($0) }) { array.append($0) }
+    return array
 }
 
-private func members<V: ManagedObject>(_ object: ManagedObject, _ slot: Int, as: V.Type) -> [V] {
-    guard let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] else {
-        return (object.unattachedLinks?[slot] ?? []).compactMap { $0 as? V }
+/// Calls `body` with each member of the to-many at `slot` that is a `V`, after `reserving` with
+/// how many there may be. A loop over the concrete `[ManagedObject]`: these functions run
+/// unspecialized (a model's accessors call them across modules), where a generic `compactMap`
+/// or `Set(_:)` read each element through a protocol witness whose accessor frame took a heap
+/// block — two per member read.
+private func forEachMember<V: ManagedObject>(_ object: ManagedObject, _ slot: Int, as: V.Type,
+                                            reserving: (Int) -> Void, _ body: (V) -> Void) {
+    let objects: [ManagedObject]
+    if let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] {
+        guard let members = try? context.memberObjects(of: object, p) else { return }
+        objects = members
+    } else {
+        objects = object.unattachedLinks?[slot] ?? []
     }
-    guard let objects = try? context.memberObjects(of: object, p) else { return [] }
-    return objects.compactMap { $0 as? V }
+    reserving(objects.count)
+    for member in objects {
+        if let v = member as? V { body(v) }
+    }
 }
 
 // MARK: - Writes
