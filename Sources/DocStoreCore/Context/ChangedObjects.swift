@@ -3,10 +3,13 @@
 // without walking all of them.
 //
 // Invariants (each kind's state is one `Kind`, found with one hash by each change):
-// - `kinds[kind].live` holds exactly the keys of the objects here of that kind that are not
-//   deleted, as their deleted flag stood at their last `subscript` set or at the last
-//   `noteDeleted`/`noteUndeleted` of them. Code that flips the flag of an object that is here
-//   says so through those two; setting an object again re-reads its flag.
+// - Once `kinds[kind].tracksLive`, `kinds[kind].live` holds exactly the keys of the objects here
+//   of that kind that are not deleted, as their deleted flag stood at their last `subscript`
+//   set or at the last `noteDeleted`/`noteUndeleted` of them. Code that flips the flag of an
+//   object that is here says so through those two; setting an object again re-reads its flag.
+//   A kind is tracked from the first lookup that reads its live keys (`trackLive` builds them
+//   from `byKey`) until it loses its last object: a context that only inserts and saves — an
+//   import — keeps no set of its new objects' keys beside `byKey`.
 // - `kinds[kind].count` is how many objects here are of that kind, deleted ones included; a
 //   kind with none has no entry.
 // - A value index (kind, slot) maps, for every live object of the kind, a hash of the slot's
@@ -39,8 +42,9 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     struct Kind {
         /// How many objects here are of this kind, deleted ones included.
         var count = 0
-        /// The keys of those not deleted (file comment).
+        /// The keys of those not deleted, while `tracksLive` (file comment).
         var live = KeySet()
+        var tracksLive = false
         /// By slot: the live objects by their value's index encoding (file comment).
         var valueIndexes: [Int: ValueIndex] = [:]
         /// The keys to re-encode before a lookup, while the kind has value indexes.
@@ -53,7 +57,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
 
         /// `key`'s object, here, was just marked deleted.
         mutating func noteDeleted(_ key: UInt64) {
-            live.remove(key)
+            if tracksLive { live.remove(key) }
             noteValuesMayChange(key)
         }
     }
@@ -155,7 +159,9 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             let deleted = object.isDeleted
             update(PrimaryKey.entity(of: key)) { kind in
                 if added { kind.count += 1 }
-                if deleted { kind.live.remove(key) } else { kind.live.insert(key) }
+                if kind.tracksLive {
+                    if deleted { kind.live.remove(key) } else { kind.live.insert(key) }
+                }
                 kind.noteValuesMayChange(key)
             }
         }
@@ -225,7 +231,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         let key = object.key
         guard byKey[key] != nil else { return }
         update(PrimaryKey.entity(of: key)) { kind in
-            kind.live.insert(key)
+            if kind.tracksLive { kind.live.insert(key) }
             kind.noteValuesMayChange(key)
         }
     }
@@ -242,11 +248,22 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
 
     // MARK: - Lookups by value
 
+    /// Starts tracking `kind`'s live keys, if it has objects here and is not tracked yet: they
+    /// are gathered from `byKey` once, then kept by every change (file comment).
+    private mutating func trackLive(_ kind: UInt32) {
+        guard let i = kinds.index(forKey: kind), !kinds.values[i].tracksLive else { return }
+        var live = KeySet()
+        for (key, object) in byKey where PrimaryKey.entity(of: key) == kind && !object.isDeleted { live.insert(key) }
+        kinds.values[i].live = live
+        kinds.values[i].tracksLive = true
+    }
+
     /// The live objects a lookup of `kind`'s `slot` would encode now: the stale ones of the kind
     /// (for every value index it has), and every live one if `slot` has no index yet. The caller
     /// loads them (a changed object may still be a fault) before `liveObjects(of:slot:encodedAs:)`.
-    func objectsToEncode(kind: UInt32, slot: Int) -> [ManagedObject] {
+    mutating func objectsToEncode(kind: UInt32, slot: Int) -> [ManagedObject] {
         func liveObject(_ key: UInt64) -> ManagedObject? { byKey[key].flatMap { $0.isDeleted ? nil : $0 } }
+        trackLive(kind)
         guard let state = kinds[kind] else { return [] }
         guard state.valueIndexes[slot] == nil else { return state.stale.compactMap(liveObject) }
         var keys = state.stale
@@ -262,6 +279,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             guard let object = byKey[key], !object.isDeleted, slot < object.values.count else { return nil }
             return Context.indexValue(object.values[slot])
         }
+        trackLive(kind)
         guard var state = kinds.removeValue(forKey: kind) else { return [] }
         // The kind's state is taken out while it changes, so its indexes are changed in place,
         // never copied; the stale set is emptied keeping a small table (a fetch after each
@@ -293,9 +311,10 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// The objects here of one of `kinds` that are not deleted, in no order.
-    func liveObjects(of kinds: Set<UInt32>) -> [ManagedObject] {
+    mutating func liveObjects(of kinds: Set<UInt32>) -> [ManagedObject] {
         var out: [ManagedObject] = []
         for kind in kinds {
+            trackLive(kind)
             guard let keys = self.kinds[kind]?.live else { continue }
             for key in keys {
                 if let object = byKey[key], !object.isDeleted { out.append(object) }
