@@ -97,59 +97,64 @@ import Testing
         }
     }
 
-    /// P3: a copy is a value. Two copies appended to in turn (across chunks and span segments,
-    /// values written in place too) each keep exactly their own entries; a copy whose twin is
-    /// gone appends in place.
+    /// P3: a copy is a value. Copies made at a segment's growth (256 entries) and past a full
+    /// segment (70 000 entries: two segments to copy), then appended to in turn with their
+    /// originals (values written in place too, over new chunks), each keep exactly their own
+    /// entries; a copy whose twin is gone appends in place.
     @Test(arguments: [5, 6] as [UInt64])
     func copiesAppendedToInTurnKeepTheirOwnEntries(seed: UInt64) throws {
         var rng = SplitMix64(seed: seed)
         func key(_ tag: UInt8, _ i: Int) -> [UInt8] { [tag] + withUnsafeBytes(of: UInt32(i).bigEndian) { Array($0) } }
-        var a = PutEntries(), models: [[[UInt8]: [UInt8]]] = [[:], [:], [:]]
-        for i in 0..<3000 {
-            let value = rng.bytes(Int(rng.next() % 300))
-            a.append(key: key(0, i), value: value)
-            models[0][key(0, i)] = value
-        }
-        var b = a
-        models[1] = models[0]
-        var c = PutEntries()
-        for i in 0..<80_000 {
-            // In turn: a, then b, then (from entry 40 000) a copy of b made then, whose twin b
-            // is dropped later.
-            let value = rng.bytes(Int(rng.next() % 60))
-            switch i % 3 {
-            case 0:
-                a.append(key: key(1, i), value: value)
-                models[0][key(1, i)] = value
-            case 1:
-                b.append(key: key(2, i), valueCapacity: 8) { $0.append(contentsOf: value) }
-                models[1][key(2, i)] = value
-            default:
-                if i == 40_001 {
-                    c = b
-                    models[2] = models[1]
-                }
-                guard i > 40_001 else { continue }
-                c.append(key: key(3, i), value: value)
-                models[2][key(3, i)] = value
-                if i == 60_002 { b = PutEntries() }   // c alone holds its storage from here on (b starts anew)
+        var values: [PutEntries] = []
+        var models: [[[UInt8]: [UInt8]]] = []
+        /// Appends a random entry tagged `tag` to value `v` (in place or by `valueCapacity`).
+        func append(_ v: Int, _ tag: UInt8, _ i: Int) {
+            let value = rng.bytes(Int(rng.next() % 80))
+            if i % 2 == 0 {
+                values[v].append(key: key(tag, i), value: value)
+            } else {
+                values[v].append(key: key(tag, i), valueCapacity: 8) { $0.append(contentsOf: value) }
             }
+            models[v][key(tag, i)] = value
         }
+        // 0: 256 entries, then copied (1); 2: 70 000 entries, then copied (3).
+        values = [PutEntries(), PutEntries(), PutEntries(), PutEntries()]
+        models = [[:], [:], [:], [:]]
+        for i in 0..<256 { append(0, 0, i) }
+        values[1] = values[0]
+        models[1] = models[0]
+        for i in 0..<70_000 { append(2, 2, i) }
+        values[3] = values[2]
+        models[3] = models[2]
+        for i in 0..<9_000 {   // in turn: each copy's first append copies the storage it shares
+            append(i % 4, UInt8(10 + i % 4), 100_000 + i)
+        }
+        // A copy whose twin is then dropped: the copy goes on alone, in place.
+        var alone = values[3]
+        var aloneModel = models[3]
+        values[3] = PutEntries()
+        for i in 0..<3_000 {
+            let value = rng.bytes(Int(rng.next() % 80))
+            alone.append(key: key(20, i), value: value)
+            aloneModel[key(20, i)] = value
+        }
+        values.append(alone)
+        models.append(aloneModel)
         let store = try TestStores.memory("PCW") { $0.walPreallocationBytes = 0 }
         try store.engine.write { (txn) throws in
-            for (name, entries) in [("a", a), ("c", c)] {
-                try txn.createTree(named: name)
-                try txn.put(entries: entries, in: name)
+            for (v, entries) in values.enumerated() where v != 3 {
+                try txn.createTree(named: "t\(v)")
+                try txn.put(entries: entries, in: "t\(v)")
             }
         }
-        for (name, model) in [("a", models[0]), ("c", models[2])] {
-            let stored = try store.engine.read { try $0.entries(in: name) }
-            #expect(stored.count == model.count, "seed \(seed): \(name)")
-            for e in stored where model[e.key] != e.value {
-                Issue.record("seed \(seed): \(name) key \(e.key) holds \(e.value.count) bytes, not its own")
+        for v in values.indices where v != 3 {
+            let stored = try store.engine.read { try $0.entries(in: "t\(v)") }
+            #expect(stored.count == models[v].count && values[v].count == models[v].count, "seed \(seed): value \(v)")
+            for e in stored where models[v][e.key] != e.value {
+                Issue.record("seed \(seed): value \(v), key \(e.key) holds \(e.value.count) bytes, not its own")
                 break
             }
         }
-        #expect(a.count == 3000 + 26_667 && c.count == models[2].count && b.count == 6_666, "seed \(seed)")
+        #expect(values[3].isEmpty)
     }
 }

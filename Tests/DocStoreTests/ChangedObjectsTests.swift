@@ -99,6 +99,12 @@ import Testing
                 if copies.count < 3 { copies.append((changed, Set(model.keys))) }
             }
             for k in UInt32(1)...3 where checks {
+                // Sparse: every other checkpoint a lookup by value is the first to read each
+                // kind's live keys, the others `liveObjects(of:)`.
+                if sparse && step / 150 % 2 == 1 {
+                    let value = Int64(pick(6))
+                    #expect(Self.lookup(&changed, kind: k, value: value) == Self.expected(model, kind: k, value: value), "first lookup: \(place)")
+                }
                 let live = Set(changed.liveObjects(of: [k]).map(\.key))
                 let wanted = Set(model.values.filter { PrimaryKey.entity(of: $0.key) == k && !$0.isDeleted }.map(\.key))
                 #expect(live == wanted, "live objects of kind \(k): \(place)")
@@ -132,5 +138,27 @@ import Testing
         #expect(Self.lookup(&changed, kind: 1, value: 7) == [second.key, third.key])
         var copied = copy
         #expect(Self.lookup(&copied, kind: 1, value: 7) == [second.key], "the copy sees a later insert")
+    }
+
+    /// Objects removed and added again many times before a kind's first lookup (its untracked
+    /// keys compacted along the way): the first lookup still finds exactly the live objects.
+    @Test func aKindChurnedBeforeItsFirstLookupAnswersAsAModel() {
+        var changed = ChangedObjects()
+        let objects = (1...5).map { Self.object(kind: 2, sequence: UInt64($0), value: Int64($0 % 2)) }
+        for o in objects { changed[o.key] = o }
+        for round in 0..<1_000 {
+            let o = objects[round % 5]
+            changed.removeValue(forKey: o.key)
+            if round % 7 == 0 { o.flags.insert(.deleted) } else { o.flags.remove(.deleted) }
+            if round % 11 != 0 { changed[o.key] = o }
+        }
+        // Then one object alone, so that the others' keys were added before the compactions.
+        for round in 0..<500 {
+            changed.removeValue(forKey: objects[0].key)
+            if round % 3 != 0 { changed[objects[0].key] = objects[0] }
+        }
+        let here = objects.filter { changed[$0.key] != nil }
+        #expect(Set(changed.liveObjects(of: [2]).map(\.key)) == Set(here.filter { !$0.isDeleted }.map(\.key)))
+        #expect(Self.lookup(&changed, kind: 2, value: 1) == Set(here.filter { !$0.isDeleted && $0.values.first == .int(1) }.map(\.key)))
     }
 }

@@ -7,9 +7,11 @@
 //   of that kind that are not deleted, as their deleted flag stood at their last `subscript`
 //   set or at the last `noteDeleted`/`noteUndeleted` of them. Code that flips the flag of an
 //   object that is here says so through those two; setting an object again re-reads its flag.
-//   A kind is tracked from the first lookup that reads its live keys (`trackLive` builds them
-//   from `byKey`) until it loses its last object: a context that only inserts and saves — an
-//   import — keeps no set of its new objects' keys beside `byKey`.
+//   A kind is tracked from the first lookup that reads its live keys until it loses its last
+//   object. Until then `untracked` lists every key added to the kind (in a plain array: no
+//   hashing), and `trackLive` builds the live keys from it — so a context that only inserts and
+//   saves, an import, keeps no hash set of its new objects' keys beside `byKey`, and tracking a
+//   kind costs what the kind's objects cost, not what the context holds.
 // - `kinds[kind].count` is how many objects here are of that kind, deleted ones included; a
 //   kind with none has no entry.
 // - A value index (kind, slot) maps, for every live object of the kind, a hash of the slot's
@@ -45,6 +47,8 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         /// The keys of those not deleted, while `tracksLive` (file comment).
         var live = KeySet()
         var tracksLive = false
+        /// Until `tracksLive`: every key added to the kind, in order (some since removed).
+        var untracked: [UInt64] = []
         /// By slot: the live objects by their value's index encoding (file comment).
         var valueIndexes: [Int: ValueIndex] = [:]
         /// The keys to re-encode before a lookup, while the kind has value indexes.
@@ -157,14 +161,28 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             sorted = nil
             let added = byKey.updateValue(object, forKey: key) == nil
             let deleted = object.isDeleted
+            var compacts = false
             update(PrimaryKey.entity(of: key)) { kind in
                 if added { kind.count += 1 }
                 if kind.tracksLive {
                     if deleted { kind.live.remove(key) } else { kind.live.insert(key) }
+                } else if added {
+                    kind.untracked.append(key)
+                    // Objects removed and added again leave keys behind: kept within twice the kind.
+                    compacts = kind.untracked.count > 2 * kind.count + 64
                 }
                 kind.noteValuesMayChange(key)
             }
+            if compacts { compactUntracked(PrimaryKey.entity(of: key)) }
         }
+    }
+
+    /// Drops from `kind`'s untracked keys those no longer here, and repeats.
+    private mutating func compactUntracked(_ kind: UInt32) {
+        guard let i = kinds.index(forKey: kind) else { return }
+        var seen = KeySet()
+        let kept = kinds.values[i].untracked.filter { byKey[$0] != nil && seen.insert($0).inserted }
+        kinds.values[i].untracked = kept
     }
 
     /// Changes `kind`'s state in place (made if it has none).
@@ -249,11 +267,15 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     // MARK: - Lookups by value
 
     /// Starts tracking `kind`'s live keys, if it has objects here and is not tracked yet: they
-    /// are gathered from `byKey` once, then kept by every change (file comment).
+    /// are gathered from the keys added to it once, then kept by every change (file comment).
     private mutating func trackLive(_ kind: UInt32) {
         guard let i = kinds.index(forKey: kind), !kinds.values[i].tracksLive else { return }
+        let added = kinds.values[i].untracked
+        kinds.values[i].untracked = []
         var live = KeySet()
-        for (key, object) in byKey where PrimaryKey.entity(of: key) == kind && !object.isDeleted { live.insert(key) }
+        for key in added {
+            if let object = byKey[key], !object.isDeleted { live.insert(key) }
+        }
         kinds.values[i].live = live
         kinds.values[i].tracksLive = true
     }

@@ -133,7 +133,8 @@ public struct PutEntries: @unchecked Sendable {
         let room = keyCount + valueCount
         if keyCount >= Int(UInt32.max) || valueCount >= Int(UInt32.max) { hasOversizedEntry = true }
         if !isKnownUniquelyReferenced(&storage) { makeStorageUnique() }
-        if chunkBases.isEmpty || lastChunkCapacity - lastChunkUsed < room {
+        // A new chunk also before an offset could pass 2 GiB (P1: offsets fit in 32 bits).
+        if chunkBases.isEmpty || lastChunkCapacity - lastChunkUsed < room || lastChunkUsed + room > Int(UInt32.max) / 2 {
             // Chunks start small and double up to `chunkSize`, so a save of a few objects does
             // not reserve a megabyte per tree.
             addChunk(capacity: max(room, min(Self.chunkSize, max(4096, 2 * lastChunkCapacity))))
@@ -210,7 +211,8 @@ public struct PutEntries: @unchecked Sendable {
         let span = span(i)
         let key = UnsafeRawBufferPointer(start: chunkBases[Int(span.chunk)] + Int(span.start), count: Int(span.keyCount))
         let value = UnsafeRawBufferPointer(start: key.baseAddress.map { $0 + key.count }, count: Int(span.valueCount))
-        return try body(key, value)
+        // The storage the pointers reach lives at least as long as the body runs.
+        return try withExtendedLifetime(storage) { () throws(E) -> R in try body(key, value) }
     }
 
     /// Starts loading entry `i`'s span into the cache. Entries visited in key order (not the
