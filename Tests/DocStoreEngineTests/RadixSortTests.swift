@@ -13,7 +13,7 @@ import Testing
     func sortsAsAStableComparisonSortDoes(seed: UInt64) {
         var rng = SplitMix64(seed: seed)
         func primaryKey() -> UInt64 { UInt64(rng.next() % 3 + 1) << 48 | (rng.next() % 200_000 + 1) }
-        for size in [0, 1, 2, 7, 300, 40_000] {
+        for size in [0, 1, 2, 7, RadixSort.threshold - 1, RadixSort.threshold, 300, 40_000] {
             for shape in 0..<4 {
                 var entries: [RadixSort.Entry] = (0..<size).map { i in
                     let (high, low): (UInt64, UInt64) = switch shape {

@@ -206,32 +206,22 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         return object
     }
 
-    /// From this many objects on, `sortedByKey` sorts by radix (below, a comparison sort is
-    /// cheaper than the counting passes).
-    static let radixSortThreshold = 256
-
     /// Every object here, in key order: the dictionary's entries sorted by their keys, so the
     /// comparisons read no object (sorting the objects by their `key` retained and released each
-    /// one per comparison). The entries are sorted as keys with unretained references — plain
-    /// words, moved by the sort (RadixSort, from a few hundred on) without a retain or release each (safe: `byKey` holds every
+    /// one per comparison). The entries are sorted (RadixSort) as keys with unretained
+    /// references as words, moved without a retain or release each (safe: `byKey` holds every
     /// object until the array is made). Kept until an object is added or removed (`sorted`): a
     /// save asks twice, to validate and to write, with the same objects in between.
     mutating func sortedByKey() -> [ManagedObject] {
         if let sorted { return sorted }
-        var entries: [(key: UInt64, object: Unmanaged<ManagedObject>)] = []
+        var entries: [RadixSort.Entry] = []
         entries.reserveCapacity(byKey.count)
-        for (key, object) in byKey { entries.append((key, .passUnretained(object))) }
-        let made: [ManagedObject]
-        if entries.count < Self.radixSortThreshold {
-            entries.sort { $0.key < $1.key }
-            made = entries.map { $0.object.takeUnretainedValue() }
-        } else {
-            // The references as words, back as references after the sort.
-            var words = entries.map { (high: UInt64(0), low: $0.key, payload: UInt64(UInt(bitPattern: $0.object.toOpaque()))) }
-            RadixSort.sort(&words)
-            made = words.compactMap { entry in
-                UnsafeRawPointer(bitPattern: UInt(entry.payload)).map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() }
-            }
+        for (key, object) in byKey {
+            entries.append((high: 0, low: key, payload: UInt64(UInt(bitPattern: Unmanaged.passUnretained(object).toOpaque()))))
+        }
+        RadixSort.sort(&entries)
+        let made = entries.compactMap { entry in
+            UnsafeRawPointer(bitPattern: UInt(entry.payload)).map { Unmanaged<ManagedObject>.fromOpaque($0).takeUnretainedValue() }
         }
         sorted = made
         return made

@@ -79,11 +79,7 @@ struct PutBuffer {
             order.append((high, low, UInt64(i)))
         }
         if ascending { return nil }
-        if order.count < radixSortThreshold {
-            order.sort { $0.high != $1.high ? $0.high < $1.high : $0.low != $1.low ? $0.low < $1.low : $0.payload < $1.payload }
-        } else {
-            RadixSort.sort(&order)   // stable: ties keep their positions' order
-        }
+        RadixSort.sort(&order)   // stable: ties keep their positions' order
         var start = 0
         while start < order.count {
             var end = start + 1
@@ -106,9 +102,6 @@ struct PutBuffer {
         }
         return out
     }
-
-    /// From this many entries on, `keyOrder` sorts the prefixes by radix (RadixSort).
-    static let radixSortThreshold = 256
 
     /// The first 16 bytes of `key` as two big-endian numbers, zero-padded.
     @inline(__always) static func prefixes(_ key: [UInt8]) -> (UInt64, UInt64) {

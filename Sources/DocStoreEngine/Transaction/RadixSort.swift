@@ -9,16 +9,32 @@
 // moves nothing, so sorting the keys of one save takes a few passes. Stable: entries with one
 // key keep their order. Keys of two words (a bulk write's 16-byte prefixes; a primary key is the
 // low word alone), moved as plain words: not a generic element, which cost a value witness per
-// move.
+// move. Below `threshold` entries the counting passes cost more than they save: an insertion
+// sort (stable too) takes those.
 
 package enum RadixSort {
     /// A 128-bit key (`high` first) and what it sorts: a position, a reference's bits.
     package typealias Entry = (high: UInt64, low: UInt64, payload: UInt64)
 
+    /// Below this many entries, `sort` sorts by insertion.
+    static let threshold = 256
+
     /// Sorts `entries` by (high, low), ascending; stable.
     package static func sort(_ entries: inout [Entry]) {
         let count = entries.count
         guard count > 1 else { return }
+        guard count >= threshold else {
+            for i in 1..<count {
+                let entry = entries[i]
+                var j = i
+                while j > 0 && (entries[j - 1].high, entries[j - 1].low) > (entry.high, entry.low) {
+                    entries[j] = entries[j - 1]
+                    j -= 1
+                }
+                entries[j] = entry
+            }
+            return
+        }
         // Plain words: the scratch needs no initializing, the sort writes each one it reads.
         var scratch = [Entry](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
         var inScratch = false
