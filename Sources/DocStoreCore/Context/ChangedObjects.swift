@@ -41,26 +41,33 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// change, so the order holds while the set of objects does.)
     private var sorted: [ManagedObject]?
 
-    struct Kind {
+    /// A kind's state, by reference: found with one hash and changed in place, never copied
+    /// out of the dictionary and back (a struct read through `kinds.values[i]` copied every
+    /// field — its sets, array and indexes retained and released — on each fetch's lookup).
+    /// `ChangedObjects` is never copied while both copies change (a context moves it out whole,
+    /// `let objects = changed; changed = [:]`), so sharing these between copies changes nothing.
+    /// Its properties are `@exclusivity(unchecked)` as the context's `changed` is: one context
+    /// changes them, on its own queue, never from inside another access to them.
+    final class Kind {
         /// How many objects here are of this kind, deleted ones included.
-        var count = 0
+        @exclusivity(unchecked) var count = 0
         /// The keys of those not deleted, while `tracksLive` (file comment).
-        var live = KeySet()
-        var tracksLive = false
+        @exclusivity(unchecked) var live = KeySet()
+        @exclusivity(unchecked) var tracksLive = false
         /// Until `tracksLive`: every key added to the kind, in order (some since removed).
-        var untracked: [UInt64] = []
+        @exclusivity(unchecked) var untracked: [UInt64] = []
         /// By slot: the live objects by their value's index encoding (file comment).
-        var valueIndexes: [Int: ValueIndex] = [:]
+        @exclusivity(unchecked) var valueIndexes: [Int: ValueIndex] = [:]
         /// The keys to re-encode before a lookup, while the kind has value indexes.
-        var stale = KeySet()
+        @exclusivity(unchecked) var stale = KeySet()
 
         /// Marks `key` for re-encoding if this kind has value indexes.
-        mutating func noteValuesMayChange(_ key: UInt64) {
+        func noteValuesMayChange(_ key: UInt64) {
             if !valueIndexes.isEmpty { stale.insert(key) }
         }
 
         /// `key`'s object, here, was just marked deleted.
-        mutating func noteDeleted(_ key: UInt64) {
+        func noteDeleted(_ key: UInt64) {
             if tracksLive { live.remove(key) }
             noteValuesMayChange(key)
         }
@@ -70,9 +77,9 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     /// A hash, not the bytes: hashing and comparing a word is what made keeping the index cheap
     /// (an array per value was most of its cost). Two values may share a hash, so a lookup
     /// returns a superset; the fetch tests every unsaved object it is given (F2) anyway.
-    struct ValueIndex {
-        var keysByValue: [UInt64: Keys] = [:]
-        var valueOfKey: [UInt64: UInt64] = [:]
+    final class ValueIndex {
+        @exclusivity(unchecked) var keysByValue: [UInt64: Keys] = [:]
+        @exclusivity(unchecked) var valueOfKey: [UInt64: UInt64] = [:]
 
         /// The keys holding one value: almost always one (a value index is made for the
         /// attributes a fetch looks up by equality, which tend to be unique), so one key is held
@@ -109,7 +116,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             return h ^ (h >> 33)
         }
 
-        mutating func set(_ key: UInt64, to value: [UInt8]?) {
+        func set(_ key: UInt64, to value: [UInt8]?) {
             let new = value.map(Self.hash)
             let old = valueOfKey[key]
             if old == new { return }
@@ -118,7 +125,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             if let new { add(key, to: new) }
         }
 
-        private mutating func add(_ key: UInt64, to value: UInt64) {
+        private func add(_ key: UInt64, to value: UInt64) {
             switch keysByValue[value] {
             case nil: keysByValue[value] = .one(key)
             case .one(let other): keysByValue[value] = .many([other, key])
@@ -129,7 +136,7 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             }
         }
 
-        private mutating func remove(_ key: UInt64, from value: UInt64) {
+        private func remove(_ key: UInt64, from value: UInt64) {
             switch keysByValue[value] {
             case nil: return
             case .one(let other): if other == key { keysByValue.removeValue(forKey: value) }
@@ -161,33 +168,31 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
             sorted = nil
             let added = byKey.updateValue(object, forKey: key) == nil
             let deleted = object.isDeleted
-            var compacts = false
-            update(PrimaryKey.entity(of: key)) { kind in
-                if added { kind.count += 1 }
-                if kind.tracksLive {
-                    if deleted { kind.live.remove(key) } else { kind.live.insert(key) }
-                } else if added {
-                    kind.untracked.append(key)
-                    // Objects removed and added again leave keys behind: kept within twice the kind.
-                    compacts = kind.untracked.count > 2 * kind.count + 64
-                }
-                kind.noteValuesMayChange(key)
+            let kind = state(PrimaryKey.entity(of: key))
+            if added { kind.count += 1 }
+            if kind.tracksLive {
+                if deleted { kind.live.remove(key) } else { kind.live.insert(key) }
+            } else if added {
+                kind.untracked.append(key)
+                // Objects removed and added again leave keys behind: kept within twice the kind.
+                if kind.untracked.count > 2 * kind.count + 64 { compactUntracked(kind) }
             }
-            if compacts { compactUntracked(PrimaryKey.entity(of: key)) }
+            kind.noteValuesMayChange(key)
         }
     }
 
     /// Drops from `kind`'s untracked keys those no longer here, and repeats.
-    private mutating func compactUntracked(_ kind: UInt32) {
-        guard let i = kinds.index(forKey: kind) else { return }
+    private func compactUntracked(_ kind: Kind) {
         var seen = KeySet()
-        let kept = kinds.values[i].untracked.filter { byKey[$0] != nil && seen.insert($0).inserted }
-        kinds.values[i].untracked = kept
+        kind.untracked = kind.untracked.filter { byKey[$0] != nil && seen.insert($0).inserted }
     }
 
-    /// Changes `kind`'s state in place (made if it has none).
-    private mutating func update(_ kind: UInt32, _ change: (inout Kind) -> Void) {
-        change(&kinds[kind, default: Kind()])
+    /// `kind`'s state (made if it has none).
+    private mutating func state(_ kind: UInt32) -> Kind {
+        if let known = kinds[kind] { return known }
+        let made = Kind()
+        kinds[kind] = made
+        return made
     }
 
     @discardableResult
@@ -197,11 +202,12 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
         // The kind's state, found once: changed in place, or dropped with its last object (its
         // value indexes with it: the next lookup rebuilds them from the live keys).
         guard let i = kinds.index(forKey: PrimaryKey.entity(of: key)) else { return object }
-        if kinds.values[i].count <= 1 {
+        let kind = kinds.values[i]
+        if kind.count <= 1 {
             kinds.remove(at: i)
         } else {
-            kinds.values[i].count -= 1
-            kinds.values[i].noteDeleted(key)
+            kind.count -= 1
+            kind.noteDeleted(key)
         }
         return object
     }
@@ -228,107 +234,108 @@ struct ChangedObjects: Sequence, ExpressibleByDictionaryLiteral {
     }
 
     /// `object`, here, was just marked deleted.
-    mutating func noteDeleted(_ object: ManagedObject) {
+    func noteDeleted(_ object: ManagedObject) {
         let key = object.key
-        guard let i = kinds.index(forKey: PrimaryKey.entity(of: key)) else { return }
-        kinds.values[i].noteDeleted(key)
+        kinds[PrimaryKey.entity(of: key)]?.noteDeleted(key)
     }
 
     /// `object` was just brought back from deletion; it counts as live if it is here.
     mutating func noteUndeleted(_ object: ManagedObject) {
         let key = object.key
         guard byKey[key] != nil else { return }
-        update(PrimaryKey.entity(of: key)) { kind in
-            if kind.tracksLive { kind.live.insert(key) }
-            kind.noteValuesMayChange(key)
-        }
+        let kind = state(PrimaryKey.entity(of: key))
+        if kind.tracksLive { kind.live.insert(key) }
+        kind.noteValuesMayChange(key)
     }
 
     /// The values of the object with `key` may be about to change, or have changed: its value
     /// index entries are re-encoded before the next lookup.
-    mutating func noteValuesMayChange(_ key: UInt64) {
-        // Through the entry's position, not `kinds[kind]?.…`: that moves the state into an
-        // optional for the change, too large for the accessor's inline frame — a heap block per
-        // call, on every attribute or to-one set.
-        guard let i = kinds.index(forKey: PrimaryKey.entity(of: key)) else { return }
-        kinds.values[i].noteValuesMayChange(key)
+    func noteValuesMayChange(_ key: UInt64) {
+        kinds[PrimaryKey.entity(of: key)]?.noteValuesMayChange(key)
     }
 
     // MARK: - Lookups by value
 
-    /// Starts tracking `kind`'s live keys, if it has objects here and is not tracked yet: they
-    /// are gathered from the keys added to it once, then kept by every change (file comment).
-    private mutating func trackLive(_ kind: UInt32) {
-        guard let i = kinds.index(forKey: kind), !kinds.values[i].tracksLive else { return }
-        let added = kinds.values[i].untracked
-        kinds.values[i].untracked = []
+    /// Starts tracking `kind`'s live keys, if it is not tracked yet: they are gathered from the
+    /// keys added to it once, then kept by every change (file comment).
+    private func trackLive(_ kind: Kind) {
+        guard !kind.tracksLive else { return }
         var live = KeySet()
-        for key in added {
+        for key in kind.untracked {
             if let object = byKey[key], !object.isDeleted { live.insert(key) }
         }
-        kinds.values[i].live = live
-        kinds.values[i].tracksLive = true
+        kind.untracked = []
+        kind.live = live
+        kind.tracksLive = true
     }
 
     /// The live objects a lookup of `kind`'s `slot` would encode now: the stale ones of the kind
     /// (for every value index it has), and every live one if `slot` has no index yet. The caller
     /// loads them (a changed object may still be a fault) before `liveObjects(of:slot:encodedAs:)`.
-    mutating func objectsToEncode(kind: UInt32, slot: Int) -> [ManagedObject] {
-        func liveObject(_ key: UInt64) -> ManagedObject? { byKey[key].flatMap { $0.isDeleted ? nil : $0 } }
-        trackLive(kind)
+    func objectsToEncode(kind: UInt32, slot: Int) -> [ManagedObject] {
         guard let state = kinds[kind] else { return [] }
-        guard state.valueIndexes[slot] == nil else { return state.stale.compactMap(liveObject) }
-        var keys = state.stale
-        for key in state.live { keys.insert(key) }
-        return keys.compactMap(liveObject)
+        trackLive(state)
+        var out: [ManagedObject] = []
+        func add(_ key: UInt64) {
+            if let object = byKey[key], !object.isDeleted { out.append(object) }
+        }
+        if state.valueIndexes[slot] != nil {
+            for key in state.stale { add(key) }
+        } else {
+            for key in state.live { add(key) }
+            for key in state.stale where !state.live.contains(key) { add(key) }
+        }
+        return out
     }
 
     /// The live objects of `kind` whose `slot` encodes, as its index would hold it, to one of
     /// `points` — and any whose encoding shares a hash with one (the caller tests each object).
     /// Objects from `objectsToEncode` must be loaded.
-    mutating func liveObjects(of kind: UInt32, slot: Int, encodedAs points: [[UInt8]]) -> [ManagedObject] {
+    func liveObjects(of kind: UInt32, slot: Int, encodedAs points: [[UInt8]]) -> [ManagedObject] {
         func encoding(_ key: UInt64, _ slot: Int) -> [UInt8]? {
             guard let object = byKey[key], !object.isDeleted, slot < object.values.count else { return nil }
             return Context.indexValue(object.values[slot])
         }
-        trackLive(kind)
-        guard var state = kinds.removeValue(forKey: kind) else { return [] }
-        // The kind's state is taken out while it changes, so its indexes are changed in place,
-        // never copied; the stale set is emptied keeping a small table (a fetch after each
-        // insert refills it). `encoding` reads `byKey`, which this does not change.
+        guard let state = kinds[kind] else { return [] }
+        trackLive(state)
+        // The stale keys are re-encoded into every index the kind has; the set is emptied
+        // keeping its table (a fetch after each insert refills it).
         if !state.stale.isEmpty {
-            for s in Array(state.valueIndexes.keys) {
-                guard var index = state.valueIndexes.removeValue(forKey: s) else { continue }
+            for (s, index) in state.valueIndexes {
                 for key in state.stale { index.set(key, to: encoding(key, s)) }
-                state.valueIndexes[s] = index
             }
             state.stale.removeAll()
         }
-        if state.valueIndexes[slot] == nil {
-            var index = ValueIndex()
+        let index: ValueIndex
+        if let known = state.valueIndexes[slot] {
+            index = known
+        } else {
+            index = ValueIndex()
             for key in state.live { index.set(key, to: encoding(key, slot)) }
             state.valueIndexes[slot] = index
         }
-        kinds[kind] = state
         var out: [ManagedObject] = []
-        guard let index = state.valueIndexes[slot] else { return out }
-        // A key holds one value per slot, so distinct hashes never yield one key twice.
-        let hashes = points.count < 2 ? points.map(ValueIndex.hash) : Array(Set(points.map(ValueIndex.hash)))
-        for hash in hashes {
+        func add(_ hash: UInt64) {
             index.keysByValue[hash]?.forEach { key in
                 if let object = byKey[key], !object.isDeleted { out.append(object) }
             }
+        }
+        // A key holds one value per slot, so distinct hashes never yield one key twice.
+        if points.count < 2 {
+            for point in points { add(ValueIndex.hash(point)) }
+        } else {
+            for hash in Set(points.map(ValueIndex.hash)) { add(hash) }
         }
         return out
     }
 
     /// The objects here of one of `kinds` that are not deleted, in no order.
-    mutating func liveObjects(of kinds: Set<UInt32>) -> [ManagedObject] {
+    func liveObjects(of kinds: Set<UInt32>) -> [ManagedObject] {
         var out: [ManagedObject] = []
         for kind in kinds {
-            trackLive(kind)
-            guard let keys = self.kinds[kind]?.live else { continue }
-            for key in keys {
+            guard let state = self.kinds[kind] else { continue }
+            trackLive(state)
+            for key in state.live {
                 if let object = byKey[key], !object.isDeleted { out.append(object) }
             }
         }
