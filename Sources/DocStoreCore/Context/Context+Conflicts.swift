@@ -12,6 +12,13 @@
 //   K4  relationships are changed through addLink/removeLink only, so both halves stay in step
 //       (Context+Relationships R1, R2); additions and removals of to-many links made here are
 //       kept under every policy.
+//   K6  K1 reads no row this context has read, when nothing committed since the moment all its
+//       reads are current at (`readsCurrentAt`): the store's settled commit when the context
+//       was made — the last whose rows the row cache forgot, so no read after it is older —
+//       then each of its own saves on top of it. The save's base LSN and the settled commit
+//       must both still be that moment (a reopen never matches), and a pinned context's
+//       snapshot must be the base. Rows it never read (faults, rows already gone) are checked
+//       as before; a save on any other base checks everything and stops trusting its reads.
 //   K5  a unique-constraint clash of an inserted object with another (stored, or inserted in
 //       the same save) is resolved by merging the inserted one into the other (an upsert); a
 //       clash between objects that were not inserted is always an error.
@@ -45,14 +52,24 @@ extension Context {
 
     // MARK: - Detection (K1)
 
+    /// Whether every row this context read is still the stored one, as the write `txn` starts
+    /// (K6).
+    func readsAreCurrent(_ txn: WriteTransaction) -> Bool {
+        guard let moment = readsCurrentAt, moment.lsn == txn.lsn.rawValue,
+              pinnedSnapshot.map({ $0.lsn == txn.lsn }) ?? true else { return false }
+        return store.settledMoment == moment
+    }
+
     /// The objects among `objects` (deleted, or `rewritten[i]` for `objects[i]`) whose stored
-    /// row version is not the one this context read.
-    func staleObjects(_ objects: [ManagedObject], rewritten: [Bool], _ txn: WriteTransaction) throws -> [StaleObject] {
+    /// row version is not the one this context read. With `readsAreCurrent` (K6), the rows this
+    /// context read are not read again.
+    func staleObjects(_ objects: [ManagedObject], rewritten: [Bool], readsAreCurrent: Bool, _ txn: WriteTransaction) throws -> [StaleObject] {
         var out: [StaleObject] = []
         for (i, o) in objects.enumerated() where !o.isInserted && (o.isDeleted || rewritten[i]) {
             // A deleted object keeps its saved values (D2) and has no snapshot: its version is
             // checked all the same.
             guard committed[o.key] != nil || o.isDeleted, let entity = o.entityInfo else { continue }
+            if readsAreCurrent && o.rowVersion > 0 && !o.flags.contains(.fault) && !o.flags.contains(.invalidated) { continue }
             guard let bytes = try txn.get(PrimaryKey.bytes(o.key), in: entity.recordsTree) else {
                 out.append(StaleObject(object: o, stored: nil, rowVersion: 0))
                 continue

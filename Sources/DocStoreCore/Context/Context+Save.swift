@@ -83,6 +83,7 @@ extension Context {
         let origin = serial
         var stale: [StaleObject] = []
         var clashes: [UniqueClash] = []
+        var trusted = false
         let token: HistoryToken?
         do {
             // Nothing to record is nothing to write: objects changed back, inserted and deleted.
@@ -93,8 +94,10 @@ extension Context {
                 store.historyTreeCommitted()
                 store.changeHub.publish(history, lsn: lsn.rawValue, origin: origin, model: store.model, storeID: store.identifier)
             }) { txn in
-                // Phase 0, K1: nothing is written if a row moved on since it was read.
-                stale = try staleObjects(objects, rewritten: rewritten, txn)
+                // Phase 0, K1: nothing is written if a row moved on since it was read (K6: no
+                // row this context read can have, when nothing committed since).
+                trusted = readsAreCurrent(txn)
+                stale = try staleObjects(objects, rewritten: rewritten, readsAreCurrent: trusted, txn)
                 if !stale.isEmpty { throw DocStoreError(.mergeConflict, "stale objects") }
                 // Phase 1, reads and deletes. W2: old index entries out first (every delete is
                 // made before any put: `batch` makes them in key order, per tree).
@@ -149,7 +152,11 @@ extension Context {
             throw error
         }
 
-        // S1: the transaction committed; now the context catches up.
+        // S1: the transaction committed; now the context catches up. K6: its reads are current
+        // at its own commit only if they were at the one it saved on.
+        if let token, let moment = readsCurrentAt {
+            readsCurrentAt = trusted ? StoreMoment(reopenings: moment.reopenings, lsn: token.value) : nil
+        }
         settle(objects, rewritten: rewritten)
         unprocessed.removeAll()
         for o in objects where !o.isDeleted { o.didSave() }

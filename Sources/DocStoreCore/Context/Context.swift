@@ -114,12 +114,17 @@ public final class Context {
     /// tests lower it so that small saves take that path), and counts the runs it put so.
     var saveRunBytes = WriteBatch.runBytes
     var saveRunsPut = 0
+    /// The commit every row this context has read is current at, while no one else committed
+    /// since (Context+Conflicts K6): the store's settled commit when it was made, then each of
+    /// its own saves made on top of it. Nil once that no longer holds (and in a child).
+    var readsCurrentAt: StoreMoment?
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {
         self.store = store
         self.name = name
         self.parent = nil
+        self.readsCurrentAt = store.settledMoment
         link.context = self
     }
 

@@ -39,6 +39,10 @@ public final class Store: Sendable {
     private let sequences: Locked<[UInt32: UInt64]>
     /// Records below the contexts (RowCache.swift).
     let rows = RowCache()
+    /// The last commit whose rows the row cache has forgotten (a save's or a batch's, set at
+    /// the end of its `onCommit`), with how many times the store was reopened (its LSNs may
+    /// then repeat). A context made now reads no row older than it (Context+Conflicts K6).
+    private let settled: Locked<StoreMoment>
     /// Where commits are announced (ChangeHub.swift).
     let changeHub = ChangeHub()
     /// Set once a save made the history tree (Store+History SH1).
@@ -134,6 +138,7 @@ public final class Store: Sendable {
         }
         recordsChangeValues.store(synced, ordering: .releasing)
         self.engineBox = Locked(engine)
+        self.settled = Locked(StoreMoment(reopenings: 0, lsn: engine.lastCommittedLSN.rawValue))
         self.identifier = engine.storeID
         self.schema = schema
         self.url = url
@@ -164,6 +169,8 @@ public final class Store: Sendable {
             }
         }
         rows.removeAll()
+        let lsn = engine.lastCommittedLSN.rawValue
+        settled.withLock { $0 = StoreMoment(reopenings: $0.reopenings + 1, lsn: lsn) }
         historyTreeExists.store(false, ordering: .releasing)   // looked up again on the next save
     }
 
@@ -296,10 +303,23 @@ public final class Store: Sendable {
         try Store.write(engine, body)
     }
 
-    /// A write whose `onCommit` runs under the writer lock once it is visible (Engine.write).
+    /// A write whose `onCommit` runs under the writer lock once it is visible (Engine.write);
+    /// `onCommit` makes the row cache forget what the commit changed, and the commit is then the
+    /// settled one (`settledMoment`). A write without it leaves the settled commit behind, so
+    /// contexts check every row they rewrite again (K6 never trusts a commit it did not see
+    /// settle).
     func write<R>(onCommit: @escaping (LSN) -> Void, _ body: (WriteTransaction) throws -> R) throws(DocStoreError) -> R {
-        do { return try engine.write(onCommit: onCommit, body) } catch { throw Store.storageError(error) }
+        let settled = self.settled
+        do {
+            return try engine.write(onCommit: { lsn in
+                onCommit(lsn)
+                settled.withLock { $0.lsn = max($0.lsn, lsn.rawValue) }
+            }, body)
+        } catch { throw Store.storageError(error) }
     }
+
+    /// The settled commit now (`settled`).
+    var settledMoment: StoreMoment { settled.withLock { $0 } }
 
     func read<R>(_ body: (ReadTransaction) throws -> R) throws(DocStoreError) -> R {
         try Store.read(engine, body)

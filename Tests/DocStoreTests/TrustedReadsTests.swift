@@ -1,0 +1,115 @@
+// A save that trusts its reads (Context+Conflicts K6): when nothing committed since the moment
+// every row a context read is current at, its save does not read those rows again for K1. These
+// tests pin when that moment holds and when it must not: another context's commit (even of an
+// unrelated object), a commit that did not settle the row cache, a reopen — and that after any
+// of them a conflict is still found, however many of the context's own saves follow.
+
+import Foundation
+import Testing
+
+@testable import DocStore
+@testable import DocStoreCore
+import DocStoreTestSupport
+
+@Suite struct TrustedReadsTests {
+    /// A store with notes "n0"…"n2" and their IDs.
+    func seeded(_ store: Store) throws -> [ObjectID] {
+        let c = Context(store: store)
+        let notes = (0..<3).map { Note(title: "n\($0)") }
+        for n in notes { try c.insert(n) }
+        try c.save()
+        return notes.compactMap(\.objectID)
+    }
+
+    func note(_ id: ObjectID, in c: Context) throws -> Note {
+        try #require(try c.existingObject(with: id) as? Note)
+    }
+
+    @Test func aContextsOwnSavesKeepItsReadsCurrent() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let ids = try seeded(store)
+        let a = Context(store: store)
+        #expect(a.readsCurrentAt == store.settledMoment)
+        for round in 1...2 {
+            try note(ids[0], in: a).rating = Int16(round)
+            try a.delete(try note(ids[round], in: a))
+            try a.save()
+            // Each save was made on the commit its reads were current at: it moves them on.
+            #expect(a.readsCurrentAt == store.settledMoment)
+        }
+        #expect(try note(ids[0], in: Context(store: store)).rating == 2)
+        #expect(try Context(store: store).count(for: FetchRequest<Note>()) == 1)
+    }
+
+    /// A reads n0; B saves n0; A saves n1 only (no conflict: it did not change n0) — on a base
+    /// it did not read at, so it must stop trusting its reads. A then changes n0: the conflict
+    /// with B is found. (Had A's own save moved its moment on, this save would skip n0's row.)
+    @Test func anotherContextsCommitEndsTheTrustForGood() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let ids = try seeded(store)
+        let a = Context(store: store)
+        let mine = try note(ids[0], in: a)
+        _ = mine.title
+        let b = Context(store: store)
+        try note(ids[0], in: b).title = "B"
+        try b.save()
+        try note(ids[1], in: a).title = "A1"
+        try a.save()
+        #expect(a.readsCurrentAt == nil)
+        mine.title = "A0"
+        let error = #expect(throws: DocStoreError.self) { try a.save() }
+        #expect(error?.code == .mergeConflict)
+        #expect(try note(ids[0], in: Context(store: store)).title == "B")
+    }
+
+    /// A commit that did not go through a save or a batch (so the row cache was not told) is
+    /// never trusted: a context made after it saves with every row checked.
+    @Test func aCommitThatDidNotSettleIsNotTrusted() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let ids = try seeded(store)
+        try store.write { txn in try txn.createTreeIfMissing("k6-probe") }
+        let a = Context(store: store)
+        #expect(a.readsCurrentAt == store.settledMoment)
+        try note(ids[0], in: a).title = "A"
+        try a.save()
+        #expect(a.readsCurrentAt == nil)
+        #expect(try note(ids[0], in: Context(store: store)).title == "A")
+    }
+
+    /// After a reopen, LSNs may repeat: a context made before it never trusts its reads again.
+    @Test func aReopenEndsTheTrust() throws {
+        let directory = TemporaryDirectory("k6")
+        let url = URL(fileURLWithPath: directory.file("k6.docstore"))
+        let store = try Store(url: url, models: ModelClassTests.models)
+        let ids = try seeded(store)
+        let a = Context(store: store)
+        let before = store.settledMoment
+        try store.reopen()
+        #expect(store.settledMoment != before && store.settledMoment.lsn == before.lsn)
+        try note(ids[0], in: a).title = "A"
+        try a.save()
+        #expect(a.readsCurrentAt == nil)
+        let b = Context(store: store)
+        try note(ids[1], in: b).title = "B"
+        try b.save()
+        #expect(b.readsCurrentAt == store.settledMoment)
+        try store.close()
+    }
+
+    /// A pinned context reads its snapshot: it trusts its reads only while that snapshot is the
+    /// save's base. Pinned before B's save, it finds the conflict.
+    @Test func aPinnedContextFindsTheConflict() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let ids = try seeded(store)
+        let a = Context(store: store)
+        try a.setQueryGenerationFrom(.current)
+        let mine = try note(ids[0], in: a)
+        _ = mine.title
+        let b = Context(store: store)
+        try note(ids[0], in: b).title = "B"
+        try b.save()
+        mine.title = "A"
+        let error = #expect(throws: DocStoreError.self) { try a.save() }
+        #expect(error?.code == .mergeConflict)
+    }
+}
