@@ -213,6 +213,16 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         return slot < decodedValues.count ? decodedValues[slot] : .null
     }
 
+    /// What a save reads of a deleted object: `valuesLeavingRecord()`, with only the slots of
+    /// `EntityInfo.slotsReadOnDeletion` decoded from a record it still holds (the others keep
+    /// their defaults) — its strings and data are not made only to be dropped.
+    final func valuesOnDeletion() -> [StoredValue] {
+        guard let bytes = record, let entity = entityInfo else { return decodedValues }
+        var decoded = entity.defaults
+        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForFieldOnDeletion, partial: true)
+        return decoded
+    }
+
     /// Decodes `record` into `decodedValues`. The record passed `RecordCoding.validate` when it
     /// was kept, so its decode cannot fail; if it ever did, the values stay at their defaults.
     final func decodeRecord() {

@@ -194,6 +194,9 @@ final class EntityInfo: Sendable {
     let storeIdentifier: UUID?
     /// How many to-many relationships it has: the states a new object of it starts with.
     let toManyCount: Int
+    /// `slotForField` keeping only `slotsReadOnDeletion`: what a save decodes of a deleted
+    /// object's record (its index entries and tombstone), stepping over the rest.
+    let slotForFieldOnDeletion: [Int]
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
          objectClass: ManagedObject.Type, properties: [PropertyInfo], kindIDs: Set<UInt32>,
@@ -222,6 +225,8 @@ final class EntityInfo: Sendable {
         fieldForSlot = properties.map(\.fieldID)
         defaults = properties.map { $0.attribute?.defaultValue ?? .null }
         toManyCount = properties.count { $0.isToMany }
+        let onDeletion = Self.slotsRead(onDeletionOf: properties, compoundIndexes)
+        slotForFieldOnDeletion = table.map { onDeletion.contains($0) ? $0 : -1 }
     }
 
     func property(named name: String) -> PropertyInfo? {
@@ -249,7 +254,9 @@ final class EntityInfo: Sendable {
 
     /// The slots a deleted object's values are needed for: its index entries, its to-one
     /// targets, and the values history preserves on deletion.
-    var slotsReadOnDeletion: Set<Int> {
+    var slotsReadOnDeletion: Set<Int> { Self.slotsRead(onDeletionOf: properties, compoundIndexes) }
+
+    private static func slotsRead(onDeletionOf properties: [PropertyInfo], _ compoundIndexes: [CompoundIndex]) -> Set<Int> {
         var slots = Set<Int>()
         for p in properties {
             if p.indexTree != nil || p.isToOne || p.attribute?.preservesValueOnDeletion == true { slots.insert(p.slot) }
