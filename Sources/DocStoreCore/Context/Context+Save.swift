@@ -408,8 +408,13 @@ extension Context {
 
     /// A value as every index key of it begins (nil for a document): an equality's bound, and
     /// what unsaved objects are looked up by (ChangedObjects).
+    /// (One array, at its size: no array of one component made to encode.)
     static func indexValue(_ value: StoredValue) -> [UInt8]? {
-        indexComponent(value).map { KeyEncoding.encode([$0]) }
+        guard let component = indexComponent(value) else { return nil }
+        var out: [UInt8] = []
+        out.reserveCapacity(indexKeyCapacity(component))
+        KeyEncoding.append(component, to: &out)
+        return out
     }
 
     /// A value as an index holds it (Format/record.md § Index keys); nil for a document.

@@ -183,8 +183,10 @@ extension Context {
     func prepare<T: ManagedObject>(_ request: FetchRequest<T>, keysOnly: Bool = false) throws(DocStoreError) -> (QueryPlan, QueryEvaluator) {
         if let error = request.deferredError { throw error }
         if inbox != nil || !unprocessed.isEmpty { processPendingChanges() }
-        let name = request.entityName ?? store.model.entity(ofClass: T.self)?.name ?? _typeName(T.self, qualified: false)
-        guard let entity = store.model.entity(named: name) else {
+        // The class's entity found by the class (not its name hashed again), unless named.
+        let known = request.entityName == nil ? store.model.entity(ofClass: T.self) : nil
+        let name = request.entityName ?? known?.name ?? _typeName(T.self, qualified: false)
+        guard let entity = known ?? store.model.entity(named: name) else {
             throw DocStoreError(.unknownProperty, "the schema has no entity \"\(name)\"", entity: name)
         }
         let plan = try QueryPlanner.plan(entity: entity, includesSubentities: request.includesSubentities,

@@ -226,15 +226,13 @@ enum QueryPlanner {
                     ?? model.entities.lazy.filter({ e.kindIDs.contains($0.id) }).compactMap({ $0.property(named: name) }).first else {
                 throw DocStoreError(.invalidQuery, "\(e.name) has no property \"\(name)\"", entity: e.name, property: name)
             }
-            switch p.kind {
-            case .attribute(let a):
-                if case .codable = a.type { return many ? .values : .document }
+            if let type = p.attributeType {
+                if case .codable = type { return many ? .values : .document }
                 return many ? .values : .value
-            case .toOne, .toMany:
-                guard p.destination >= 0, p.destination < model.entities.count else { return .value }
-                let d = model.entities[p.destination]
-                return many || p.isToMany ? .objects(d) : .object(d)
             }
+            guard p.destination >= 0, p.destination < model.entities.count else { return .value }
+            let d = model.entities[p.destination]
+            return many || p.isToMany ? .objects(d) : .object(d)
         }
     }
 
@@ -296,6 +294,7 @@ enum QueryPlanner {
             return Choice(source: .union(sources), rank: rank + 1, exact: false)
         case .comparison(let c):
             let single = try choose(c, on: entity, model: model)
+            guard leadsACompoundIndex(c, entity) else { return single }
             if let compound = compoundChoice([p], on: entity), compound.rank <= single?.rank ?? Int.max { return compound }
             return single
         }
@@ -309,9 +308,9 @@ enum QueryPlanner {
         }
         guard case .keyPath(.evaluatedObject, let names) = c.lhs, let first = names.first,
               let p = entity.property(named: first) else { return nil }
-        if names.count == 1, let attribute = p.attribute {
+        if names.count == 1, let type = p.attributeType {
             guard c.quantifier == .direct else { return nil }
-            return indexChoice(c, p, attribute)
+            return indexChoice(c, p, type)
         }
         guard p.destination >= 0, p.destination < model.entities.count, p.inverseSlot >= 0 else { return nil }
         let destination = model.entities[p.destination]
@@ -396,7 +395,15 @@ enum QueryPlanner {
         }
     }
 
-    private static func indexChoice(_ c: QueryComparison, _ p: PropertyInfo, _ a: AttributeDescription) -> Choice? {
+    /// Whether a compound index of `entity` starts with the key path `c` compares: the only
+    /// way `compoundChoice` can choose one for `c` alone (it needs a conjunct on the first
+    /// element), found without matching `c` once per index and element.
+    private static func leadsACompoundIndex(_ c: QueryComparison, _ entity: EntityInfo) -> Bool {
+        guard !entity.compoundIndexes.isEmpty, case .keyPath(.evaluatedObject, let names) = c.lhs else { return false }
+        return entity.compoundIndexes.contains { !$0.paths.isEmpty && $0.paths[0] == names }
+    }
+
+    private static func indexChoice(_ c: QueryComparison, _ p: PropertyInfo, _ a: AttributeType) -> Choice? {
         guard p.indexTree != nil, let r = indexRanges(c, a, unique: p.isUnique) else { return nil }
         return Choice(source: .index(p, r.ranges), rank: r.rank == 1 && p.isUnique ? 0 : r.rank, exact: r.exact)
     }
@@ -404,14 +411,14 @@ enum QueryPlanner {
     /// The ranges of encoded values an index over `a` holds for the values `c` admits, with
     /// the rank of such a choice (1 equality, 2 IN, 3 range or prefix) and whether every entry
     /// in them is a match. Nil when the index cannot serve `c`.
-    static func indexRanges(_ c: QueryComparison, _ a: AttributeDescription, unique: Bool) -> (ranges: [IndexRange], rank: Int, exact: Bool)? {
+    static func indexRanges(_ c: QueryComparison, _ a: AttributeType, unique: Bool) -> (ranges: [IndexRange], rank: Int, exact: Bool)? {
         guard c.options.isEmpty else { return nil }
         func bound(_ e: QueryExpression) -> [UInt8]? {
             guard case .constant(let v) = e else { return nil }
             return indexBound(v, for: a, unique: unique)
         }
         // Ranges over doubles admit NaN (it sorts last in the index), so they are not exact.
-        let floating = [.double, .float, .decimal].contains(a.type)
+        let floating = a == .double || a == .float || a == .decimal
         // NaN equals nothing (Q3), yet the index holds NaN under a key of its own: the entries
         // under a NaN constant are tested.
         func isNaN(_ e: QueryExpression) -> Bool {
@@ -422,7 +429,7 @@ enum QueryPlanner {
         // its string: a range with a string constant is tested.
         func ordersExactly(_ e: QueryExpression) -> Bool {
             if floating { return false }
-            if a.type == .url, case .constant(.string) = e { return false }
+            if a == .url, case .constant(.string) = e { return false }
             return true
         }
         switch c.op {
@@ -455,7 +462,7 @@ enum QueryPlanner {
                   case .constant(let v) = bounds[0], !v.isNull, case .constant(let w) = bounds[1], !w.isNull else { return nil }
             return ([IndexRange(lower: lo, upper: hi, meaning: .comparison("BETWEEN", c.rhs))], 3, ordersExactly(bounds[0]) && ordersExactly(bounds[1]))
         case .beginsWith:
-            guard a.type == .string, case .constant(.string(let s)) = c.rhs,
+            guard a == .string, case .constant(.string(let s)) = c.rhs,
                   var prefix = Context.indexKey(.string(s), unique: true, key: 0) else { return nil }
             prefix.removeLast(2)   // the string terminator 00 01: every extension of s starts with the rest
             // Not exact: a byte prefix can end inside a character ("a\r" of "a\r\nb", "q" of
@@ -482,7 +489,7 @@ enum QueryPlanner {
         func equalityBound(_ c: QueryComparison, _ index: CompoundIndex, _ i: Int) -> [UInt8]? {
             guard c.op == .equal, case .constant(let v) = c.rhs else { return nil }
             if !index.documentPaths[i].isEmpty { return documentBound(v) }
-            if let a = index.elements[i].attribute { return indexBound(v, for: a, unique: false) }
+            if let a = index.elements[i].attributeType { return indexBound(v, for: a, unique: false) }
             switch v {
             case .null: return KeyEncoding.encode([.null])
             case .reference(let k): return KeyEncoding.encode([.uint(k)])
@@ -513,7 +520,7 @@ enum QueryPlanner {
             var bounded = false
             if fixed < index.elements.count {
                 let document = !index.documentPaths[fixed].isEmpty
-                let attribute = index.elements[fixed].attribute
+                let attribute = index.elements[fixed].attributeType
                 for c in comparisons(index, fixed) where c.op != .equal && c.op != .in {
                     let found = document ? documentRange(c) : attribute.flatMap { indexRanges(c, $0, unique: false) }
                     guard let r = found, r.ranges.count == 1 else { continue }
@@ -579,9 +586,9 @@ enum QueryPlanner {
 
     /// The encoded value of a constant as the attribute's index holds it, or nil when the
     /// constant is not of the attribute's kind (then the index is not used).
-    static func indexBound(_ v: StoredValue, for a: AttributeDescription, unique: Bool) -> [UInt8]? {
+    static func indexBound(_ v: StoredValue, for a: AttributeType, unique: Bool) -> [UInt8]? {
         let converted: StoredValue
-        switch (a.type, v) {
+        switch (a, v) {
         case (_, .null):
             guard !unique else { return nil }   // a unique index holds no nulls
             return KeyEncoding.encode([.null])
@@ -591,7 +598,7 @@ enum QueryPlanner {
         case (.url, .string(let s)):
             converted = .string(s)
         default:
-            guard v.fits(a.type), !(v.isBool && a.type != .bool) else { return nil }
+            guard v.fits(a), !(v.isBool && a != .bool) else { return nil }
             converted = v
         }
         return Context.indexValue(converted)
@@ -599,8 +606,8 @@ enum QueryPlanner {
 
     /// The one-byte type tag every indexed value of the attribute starts with (so a range with
     /// one open end stays within the attribute's kind and leaves nulls out).
-    private static func kindPrefix(for a: AttributeDescription) -> [UInt8]? {
-        let sample: StoredValue? = switch a.type {
+    private static func kindPrefix(for a: AttributeType) -> [UInt8]? {
+        let sample: StoredValue? = switch a {
         case .int16, .int32, .int64, .int8: .int(0)
         case .double, .float, .decimal: .double(0)
         case .string, .url: .string("")

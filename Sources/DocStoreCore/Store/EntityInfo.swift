@@ -82,6 +82,7 @@ final class PropertyInfo: Sendable {
             nil
         }
         rules = if case .attribute(let a) = kind { AttributeRules(a) } else { nil }
+        attributeType = if case .attribute(let a) = kind { a.type } else { nil }
     }
 
     let isUnique: Bool
@@ -96,6 +97,8 @@ final class PropertyInfo: Sendable {
     let isToMany: Bool
     let isToOne: Bool
     let isOrdered: Bool
+    /// Attributes: the type (what the planner reads of one, without copying its description).
+    let attributeType: AttributeType?
 
     var attribute: AttributeDescription? { if case .attribute(let a) = kind { a } else { nil } }
     var relationship: RelationshipDescription? {
