@@ -82,6 +82,19 @@ import Testing
         ]))
     }
 
+    /// A template's placeholders past the ninth (`%10`, `%11`) take their own arguments, parsed
+    /// again from the cache with other values; only "%" and digits name a placeholder.
+    @Test func twelveArgumentsFillTheirOwnPlaces() throws {
+        let format = (0..<12).map { "a\($0) == %@" }.joined(separator: " AND ")
+        for round in 0..<2 {
+            let values = (0..<12).map { $0 * 10 + round }
+            let p = try QueryPredicate(format: format, argumentArray: values)
+            #expect(p == .and((0..<12).map { .comparison(QueryComparison(.path("a\($0)"), .equal, .constant(.int(Int64($0 * 10 + round))))) }))
+        }
+        #expect(VariableBindings.placeholderIndex("%11") == 11)
+        for name in ["%", "%1a", "x1", "", "%1234567890"] { #expect(VariableBindings.placeholderIndex(name) == nil) }
+    }
+
     @Test func variablesAreSubstitutedButNotInsideTheirSubquery() throws {
         let p = try parse("n > $min AND SUBQUERY(tags, $t, $t.name == $wanted).@count > 0")
         let bound = try p.withSubstitutionVariables(["min": 3, "wanted": "home", "t": "not used"])

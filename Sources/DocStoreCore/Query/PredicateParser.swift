@@ -108,13 +108,15 @@ struct PredicateParser {
             throw argumentCountError(given: arguments.count, used: template.arguments.count, end: template.end)
         }
         guard !arguments.isEmpty else { return template.predicate }
-        var bound: [String: QueryExpression] = Dictionary(minimumCapacity: arguments.count)
+        var values: [QueryExpression] = []
+        values.reserveCapacity(arguments.count)
         for (i, slot) in template.arguments.enumerated() {
-            bound[placeholderName(i)] = try convert(arguments[i], as: slot.kind, at: slot.at)
+            values.append(try convert(arguments[i], as: slot.kind, at: slot.at))
         }
+        let bound = VariableBindings.placeholders(values)
         // `x BETWEEN %@` takes a pair: checked once the argument is in.
         for (name, at) in template.betweenBounds {
-            guard let value = bound[name] else { continue }
+            guard let value = bound.value(for: name) else { continue }
             if case .list(let bounds) = value, bounds.count == 2 { continue }
             throw PredicateLexer.error("BETWEEN takes two bounds, as {low, high} or an array of two; it was given \(value)", at: at)
         }

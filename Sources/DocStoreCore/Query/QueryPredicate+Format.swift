@@ -34,10 +34,10 @@ extension QueryPredicate: CustomStringConvertible {
             }
             bound[name] = e
         }
-        return substituting(bound, shadowed: [])
+        return substituting(.named(bound), shadowed: [])
     }
 
-    func substituting(_ bound: [String: QueryExpression], shadowed: Set<String>) -> QueryPredicate {
+    func substituting(_ bound: VariableBindings, shadowed: Set<String>) -> QueryPredicate {
         switch self {
         case .constant: self
         case .and(let ps): .and(ps.map { $0.substituting(bound, shadowed: shadowed) })
@@ -90,10 +90,10 @@ extension QueryExpression {
 }
 
 extension QueryExpression: CustomStringConvertible {
-    func substituting(_ bound: [String: QueryExpression], shadowed: Set<String>) -> QueryExpression {
+    func substituting(_ bound: VariableBindings, shadowed: Set<String>) -> QueryExpression {
         switch self {
         case .constant, .evaluatedObject: self
-        case .variable(let name): shadowed.contains(name) ? self : bound[name] ?? self
+        case .variable(let name): shadowed.contains(name) ? self : bound.value(for: name) ?? self
         case .list(let items): .list(items.map { $0.substituting(bound, shadowed: shadowed) })
         case .keyPath(let base, let names): .keyPath(base.substituting(bound, shadowed: shadowed), names)
         case .aggregate(let op, let base, let names): .aggregate(op, base.substituting(bound, shadowed: shadowed), names)
