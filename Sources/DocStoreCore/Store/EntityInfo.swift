@@ -273,7 +273,7 @@ final class EntityInfo: Sendable {
     /// field lies past it (RecordCoding.field).
     func value(ofSlot slot: Int, inRecord bytes: UnsafeRawBufferPointer, key: UInt64, from position: inout RecordPosition) -> StoredValue {
         guard slot < fieldForSlot.count else { return .null }
-        let found = try? RecordCoding.field(bytes, fieldForSlot[slot], key: key, from: &position)
+        let found = try? RecordCoding.field(bytes, fieldForSlot[slot], key: key, from: &position, checked: true)
         return (found ?? nil) ?? defaults[slot]
     }
 

@@ -177,9 +177,11 @@ enum RecordCoding {
     /// `position`, where the last such read of these bytes stopped, when `fieldID` lies past it
     /// (reading an object's attributes in their order walks its record once), else from the
     /// header. `position` is left where this read stopped.
+    /// `checked`: the bytes passed `validate` (RecordReader.checked).
     static func field(_ bytes: UnsafeRawBufferPointer, _ fieldID: UInt32, key: UInt64,
-                      from position: inout RecordPosition) throws(DocStoreError) -> StoredValue? {
+                      from position: inout RecordPosition, checked: Bool = false) throws(DocStoreError) -> StoredValue? {
         var reader = RecordReader(bytes: bytes, key: key)
+        reader.checked = checked
         // Go on from the position when the field there is the one wanted or comes before it.
         // (The fields before it were checked with the whole record, so the ascending order of
         // IDs is checked from there on only.)
@@ -343,6 +345,9 @@ struct RecordReader {
     var offset = 0
     /// What errors call the bytes; "record <key>" when nil.
     var subject: String? = nil
+    /// The bytes passed `RecordCoding.validate` whole (a record an object keeps): its strings'
+    /// UTF-8 is not checked again as they are read.
+    var checked = false
 
     /// One value as a default or a stored value holds it (tag and payload), from an array.
     static func value(from bytes: [UInt8]) throws(DocStoreError) -> StoredValue {
@@ -399,8 +404,9 @@ struct RecordReader {
         let at = offset
         let bytes = UnsafeRawBufferPointer(rebasing: try lengthPrefixed())
         // Checked in place, then made from a typed buffer: `String(validating:)` over a slice
-        // went through unspecialized generic code (a metadata lookup per string).
-        guard UTF8Validation.isValid(bytes) else { throw corrupt("invalid UTF-8", at: at) }
+        // went through unspecialized generic code (a metadata lookup per string). A checked
+        // record's strings were checked with it.
+        guard checked || UTF8Validation.isValid(bytes) else { throw corrupt("invalid UTF-8", at: at) }
         return String(decoding: bytes.assumingMemoryBound(to: UInt8.self), as: UTF8.self)
     }
 
