@@ -48,7 +48,15 @@ struct ReadAheadRecord {
 public struct _$FaultToken {
     let entity: EntityInfo
     let key: UInt64
-    let context: Context
+    /// The context's link, which the object keeps (`contextLink`): handed over as it is, not
+    /// found again from a retained context for every object a fetch makes.
+    let link: ContextLink
+
+    init(entity: EntityInfo, key: UInt64, context: Context) {
+        self.entity = entity
+        self.key = key
+        self.link = context.link
+    }
 }
 
 /// An object of an entity, living in a ``Context``.
@@ -143,7 +151,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
     public final func _$becomeFault(_ token: _$FaultToken) {
         entityInfo = token.entity
         key = token.key
-        context = token.context
+        contextLink = token.link
         flags = .fault
         values = []
         unattachedLinks = nil
