@@ -96,6 +96,40 @@ import DocStoreTestSupport
         try store.close()
     }
 
+    /// A trusted save deletes a deleted object's links from what its delete rules loaded (K6):
+    /// the stored ones, whatever the context added or removed before the delete — and those of
+    /// an object this context inserted and saved earlier. Every link goes: nothing dangles.
+    @Test func aDeletedObjectsStoredLinksAllGo() throws {
+        let store = try Store.inMemory(models: ModelClassTests.models)
+        let a = Context(store: store)
+        let tags = (0..<4).map { Tag(name: "t\($0)") }
+        let edited = Note(title: "edited"), fresh = Note(title: "fresh"), kept = Note(title: "kept")
+        for t in tags { try a.insert(t) }
+        for n in [edited, fresh, kept] { try a.insert(n) }
+        edited.tags = [tags[0], tags[1]]
+        fresh.tags = [tags[1], tags[2]]
+        kept.tags = [tags[0], tags[3]]
+        try a.save()
+        #expect(a.readsCurrentAt == store.settledMoment)
+        // Loaded in another context's reads only: this one saved them, so it has them loaded.
+        edited.tags.insert(tags[2])
+        edited.tags.remove(tags[0])
+        try a.delete(edited)
+        try a.delete(fresh)
+        try a.save()
+        #expect(a.readsCurrentAt == store.settledMoment)
+        #expect(try store.verify().isEmpty)
+        let b = Context(store: store)
+        let counts = try b.fetch(FetchRequest<Tag>(sortDescriptors: [SortKey("name")])).map(\.notes.count)
+        #expect(counts == [1, 0, 0, 1])
+        // A later context reads the links afresh and deletes the last note the same way.
+        let c = Context(store: store)
+        try c.delete(try note(try #require(kept.objectID), in: c))
+        try c.save()
+        #expect(try store.verify().isEmpty)
+        #expect(try Context(store: store).fetch(FetchRequest<Tag>()).allSatisfy { $0.notes.isEmpty })
+    }
+
     /// A pinned context reads its snapshot: it trusts its reads only while that snapshot is the
     /// save's base. Pinned before B's save, it finds the conflict.
     @Test func aPinnedContextFindsTheConflict() throws {

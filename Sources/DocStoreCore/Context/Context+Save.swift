@@ -116,7 +116,15 @@ extension Context {
                     if o.isDeleted {
                         if o.isInserted { continue }
                         try batch.delete(PrimaryKey.bytes(o.key), in: entity.recordsTree, txn)
-                        for p in entity.properties where p.isToMany { try deleteLinks(of: o.key, p, txn, &batch) }
+                        for p in entity.properties where p.isToMany {
+                            // K6: the links its delete rules loaded are the stored ones; else
+                            // they are found in the tree.
+                            if trusted, !p.isOrdered, let links = o.toMany?[p.slot]?.linksAsLoaded {
+                                for target in links { try batch.delete(linkKey(o.key, target), in: p.linkTree, txn) }
+                            } else {
+                                try deleteLinks(of: o.key, p, txn, &batch)
+                            }
+                        }
                         continue
                     }
                     if rewritten[i] {

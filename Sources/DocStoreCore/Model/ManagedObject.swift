@@ -625,6 +625,22 @@ final class ToManyState {
         setMembers(list, set: set)
     }
 
+    /// The links the store held when the members were loaded (or last saved): the loaded list
+    /// without its additions, with the removals (which may name a link the store never had:
+    /// removing it is no change). Nil while not loaded, for a new relationship, and for an
+    /// ordered one (its links are keyed by position). A save trusts it for a deleted object's
+    /// links only when its reads are current (Context+Conflicts K6); `forgetMembers`, which can
+    /// drop a stored member without a removal, follows another context's commit, which ends
+    /// that trust.
+    var linksAsLoaded: [UInt64]? {
+        guard let members, !isNew else { return nil }
+        var out: [UInt64] = []
+        out.reserveCapacity(members.count + removed.count)
+        for key in members where !added.contains(key) { out.append(key) }
+        for key in removed { out.append(key) }   // never among the members (add, remove, load)
+        return out
+    }
+
     /// Drops the members in `gone` from the loaded list (objects deleted by another context).
     func forgetMembers(_ gone: Set<UInt64>) {
         guard let list = members, list.contains(where: gone.contains) else { return }
