@@ -11,6 +11,18 @@ import Testing
 @testable import DocStoreCore
 import DocStoreTestSupport
 
+/// A shelf and its books, each side `.noAction`: deleting a book leaves the shelf's link to it
+/// stored (Core Data's noAction: the app keeps the graph whole).
+@Model final class K6Shelf: ManagedObject {
+    var name: String = ""
+    @Relationship(deleteRule: .noAction, inverse: \K6Book.shelves) var books: Set<K6Book> = []
+}
+
+@Model final class K6Book: ManagedObject {
+    var title: String = ""
+    @Relationship(deleteRule: .noAction) var shelves: Set<K6Shelf> = []
+}
+
 @Suite struct TrustedReadsTests {
     /// A store with notes "n0"…"n2" and their IDs.
     func seeded(_ store: Store) throws -> [ObjectID] {
@@ -128,6 +140,34 @@ import DocStoreTestSupport
         try c.save()
         #expect(try store.verify().isEmpty)
         #expect(try Context(store: store).fetch(FetchRequest<Tag>()).allSatisfy { $0.notes.isEmpty })
+    }
+
+    /// Found in review: a merge of an earlier commit's delete makes a loaded list forget a
+    /// member whose link stays stored (`.noAction`). The context must stop trusting its loaded
+    /// links, or deleting the shelf afterwards leaves that link behind.
+    @Test func aMergedDeleteEndsTheTrustInLoadedLinks() throws {
+        let store = try Store.inMemory(models: [K6Shelf.self, K6Book.self])
+        let seed = Context(store: store)
+        let shelf = K6Shelf(), book = K6Book()
+        try seed.insert(shelf)
+        try seed.insert(book)
+        shelf.books = [book]
+        try seed.save()
+        let shelfID = try #require(shelf.objectID), bookID = try #require(book.objectID)
+        let b = Context(store: store)
+        try b.delete(try #require(try b.existingObject(with: bookID)))
+        try b.save()
+        let deletion = try #require(try store.history(entities: ["K6Book"]).last)
+        let a = Context(store: store)
+        let mine = try #require(try a.existingObject(with: shelfID) as? K6Shelf)
+        let held = mine.books                   // the link noAction left, to a fault kept here
+        #expect(held.count == 1)
+        a.mergeChanges(from: deletion)          // a commit made before `a` was
+        #expect(a.readsCurrentAt == nil)
+        try a.delete(mine)
+        try a.save()
+        #expect(try store.verify().isEmpty)
+        withExtendedLifetime(held) {}
     }
 
     /// A pinned context reads its snapshot: it trusts its reads only while that snapshot is the

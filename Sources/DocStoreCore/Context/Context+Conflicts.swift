@@ -18,7 +18,9 @@
 //       then each of its own saves on top of it. The save's base LSN and the settled commit
 //       must both still be that moment (a reopen never matches), and a pinned context's
 //       snapshot must be the base. Rows it never read (faults, rows already gone) are checked
-//       as before; a save on any other base checks everything and stops trusting its reads.
+//       as before; a save on any other base checks everything and stops trusting its reads,
+//       and so does a merge that makes a loaded to-many list forget members (Context+Merge):
+//       a trusted save deletes a deleted object's links from its loaded lists.
 //   K5  a unique-constraint clash of an inserted object with another (stored, or inserted in
 //       the same save) is resolved by merging the inserted one into the other (an upsert); a
 //       clash between objects that were not inserted is always an error.

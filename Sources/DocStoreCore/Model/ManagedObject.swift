@@ -630,8 +630,8 @@ final class ToManyState {
     /// removing it is no change). Nil while not loaded, for a new relationship, and for an
     /// ordered one (its links are keyed by position). A save trusts it for a deleted object's
     /// links only when its reads are current (Context+Conflicts K6); `forgetMembers`, which can
-    /// drop a stored member without a removal, follows another context's commit, which ends
-    /// that trust.
+    /// drop a stored member without a removal (a merged delete under a `.noAction` inverse
+    /// leaves that link stored), ends that trust (Context+Merge's `mergeDeletes`).
     var linksAsLoaded: [UInt64]? {
         guard let members, !isNew else { return nil }
         var out: [UInt64] = []

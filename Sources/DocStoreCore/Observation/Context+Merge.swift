@@ -142,6 +142,10 @@ extension Context {
             gone.insert(id.primaryKey)
         }
         guard !gone.isEmpty else { return }
+        // A loaded list that forgets a member may no longer hold every stored link (a
+        // `.noAction` inverse keeps its link to a deleted object): a save stops trusting what
+        // this context loaded (Context+Conflicts K6), whenever the merged commit was made.
+        readsCurrentAt = nil
         for (_, ref) in registry {
             for (_, state) in ref.takeUnretainedValue().toMany ?? ToManyStates() where state.members != nil {
                 state.forgetMembers(gone)

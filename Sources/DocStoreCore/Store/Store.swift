@@ -310,10 +310,13 @@ public final class Store: Sendable {
     /// settle).
     func write<R>(onCommit: @escaping (LSN) -> Void, _ body: (WriteTransaction) throws -> R) throws(DocStoreError) -> R {
         let settled = self.settled
+        // A commit of this opening of the files only: one of an engine a reopen replaced never
+        // names the settled commit of the next.
+        let opening = settled.withLock { $0.reopenings }
         do {
             return try engine.write(onCommit: { lsn in
                 onCommit(lsn)
-                settled.withLock { $0.lsn = max($0.lsn, lsn.rawValue) }
+                settled.withLock { if $0.reopenings == opening { $0.lsn = lsn.rawValue } }
             }, body)
         } catch { throw Store.storageError(error) }
     }
