@@ -105,7 +105,7 @@ extension Context {
                 var doomed: [(key: [UInt8], tree: String)] = []
                 for (i, o) in objects.enumerated() where !o.isInserted {
                     guard let entity = o.entityInfo, o.isDeleted || valuesChanged[i] else { continue }
-                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? (o.isDeleted ? o.valuesOnDeletion() : o.valuesLeavingRecord()), txn,
+                    try IndexEntries.remove(key: o.key, entity, values: committed[o.key] ?? o.valuesLeavingRecord(onlyReadOnDeletion: true), txn,
                                             deleter: { doomed.append(($0, $1)) })
                     for d in doomed { try batch.delete(d.key, in: d.tree, txn) }
                     doomed.removeAll(keepingCapacity: true)
@@ -220,7 +220,7 @@ extension Context {
                 if o.isInserted { continue }
                 var change = RecordedChange(kind: .delete, key: o.key)
                 let kept = entity.tombstoneSlots
-                let values = kept.isEmpty ? [] : committed[o.key] ?? o.valuesOnDeletion()
+                let values = kept.isEmpty ? [] : committed[o.key] ?? o.valuesLeavingRecord(onlyReadOnDeletion: true)
                 for slot in kept where slot < values.count && !values[slot].isNull {
                     change.tombstone.append((entity.properties[slot].fieldID, values[slot]))
                 }

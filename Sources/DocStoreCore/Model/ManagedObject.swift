@@ -194,13 +194,17 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
         return out
     }
 
-    /// The values as saved for a deleted object (or as they are for any other), without keeping
-    /// a decode of its record: the save reads a deleted object's index values and tombstone
-    /// from them, and the object is gone right after.
-    final func valuesLeavingRecord() -> [StoredValue] {
+    /// The values as saved (or as they are, once changed), decoded from the record the object
+    /// still holds without keeping the decode. With `onlyReadOnDeletion`, just the slots a save
+    /// reads of a deleted or rewritten object (`EntityInfo.slotsReadOnDeletion`: index entries,
+    /// tombstone, to-ones) are decoded, the others left at their defaults: its strings and data
+    /// are not made only to be dropped.
+    final func valuesLeavingRecord(onlyReadOnDeletion: Bool = false) -> [StoredValue] {
         guard let bytes = record, let entity = entityInfo else { return decodedValues }
         var decoded = entity.defaults
-        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForField)
+        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded,
+                                     slotForField: onlyReadOnDeletion ? entity.slotForFieldOnDeletion : entity.slotForField,
+                                     partial: onlyReadOnDeletion)
         return decoded
     }
 
@@ -219,16 +223,6 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
             return value
         }
         return slot < decodedValues.count ? decodedValues[slot] : .null
-    }
-
-    /// What a save reads of a deleted object: `valuesLeavingRecord()`, with only the slots of
-    /// `EntityInfo.slotsReadOnDeletion` decoded from a record it still holds (the others keep
-    /// their defaults) — its strings and data are not made only to be dropped.
-    final func valuesOnDeletion() -> [StoredValue] {
-        guard let bytes = record, let entity = entityInfo else { return decodedValues }
-        var decoded = entity.defaults
-        _ = try? RecordCoding.decode(bytes, key: key, into: &decoded, slotForField: entity.slotForFieldOnDeletion, partial: true)
-        return decoded
     }
 
     /// Decodes `record` into `decodedValues`. The record passed `RecordCoding.validate` when it

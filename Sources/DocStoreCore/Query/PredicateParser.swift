@@ -123,12 +123,6 @@ struct PredicateParser {
         return template.predicate.substituting(bound, shadowed: [])
     }
 
-    /// The variable name of a template's `i`th placeholder (`%0`, `%1`, …): the first few
-    /// made once, not formatted anew for every fetch.
-    private static let placeholderNames = (0..<8).map { "%\($0)" }
-    private static func placeholderName(_ i: Int) -> String {
-        i < placeholderNames.count ? placeholderNames[i] : "%\(i)"
-    }
 
     /// Parsed expressions by text (bounded, as the templates): a fetch plans its sort keys every
     /// time, and lexing "createdAt" was a tenth of fetching a first page of 20 objects.
@@ -525,7 +519,7 @@ struct PredicateParser {
         if kind == "K" { usesKeyPathArgument = true }
         if placeholders != nil, kind != "K" {
             placeholders?.append((kind, at))
-            return .variable(Self.placeholderName((placeholders?.count ?? 1) - 1))
+            return .variable(VariableBindings.placeholderName((placeholders?.count ?? 1) - 1))
         }
         if placeholders != nil { return .variable("%K") }   // parsed again directly (parseDirectly)
         guard nextArgument < arguments.count else {

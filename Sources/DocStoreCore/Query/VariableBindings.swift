@@ -23,7 +23,14 @@ enum VariableBindings {
         }
     }
 
-    /// `i` for the name `%i`; nil for any other name.
+    /// The variable name of a template's `i`th placeholder (`%0`, `%1`, …): the first few
+    /// made once, not formatted anew for every parse.
+    static func placeholderName(_ i: Int) -> String {
+        i < placeholderNames.count ? placeholderNames[i] : "%\(i)"
+    }
+    private static let placeholderNames = (0..<8).map { "%\($0)" }
+
+    /// `i` for the name `placeholderName(i)`; nil for any other name.
     static func placeholderIndex(_ name: String) -> Int? {
         var bytes = name.utf8.makeIterator()
         guard bytes.next() == UInt8(ascii: "%") else { return nil }

@@ -197,8 +197,9 @@ final class EntityInfo: Sendable {
     let storeIdentifier: UUID?
     /// How many to-many relationships it has: the states a new object of it starts with.
     let toManyCount: Int
-    /// `slotForField` keeping only `slotsReadOnDeletion`: what a save decodes of a deleted
-    /// object's record (its index entries and tombstone), stepping over the rest.
+    /// `slotForField` keeping only `slotsReadOnDeletion` (as `slotForField(reading:)` makes it,
+    /// once): what a save decodes of a deleted or rewritten object's kept record (its old index
+    /// entries, a tombstone), stepping over the rest.
     let slotForFieldOnDeletion: [Int]
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
