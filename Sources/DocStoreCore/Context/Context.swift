@@ -118,6 +118,8 @@ public final class Context {
     /// since (Context+Conflicts K6): the store's settled commit when it was made, then each of
     /// its own saves made on top of it. Nil once that no longer holds (and in a child).
     var readsCurrentAt: StoreMoment?
+    /// Plans of the fetches made here, by predicate shape (PlanCache.swift).
+    var planCache = PlanCache()
 
     /// A context on `store`.
     public init(store: Store, name: String? = nil) {

@@ -189,9 +189,17 @@ extension Context {
         guard let entity = known ?? store.model.entity(named: name) else {
             throw DocStoreError(.unknownProperty, "the schema has no entity \"\(name)\"", entity: name)
         }
-        let plan = try QueryPlanner.plan(entity: entity, includesSubentities: request.includesSubentities,
-                                         predicate: request.predicate, sorts: request.sortDescriptors,
-                                         limit: keysOnly ? Int.max : request.fetchLimit, model: store.model)
+        let limit = keysOnly ? Int.max : request.fetchLimit
+        // A fetch of a shape planned before follows that plan with its own constants (PlanCache).
+        let plan: QueryPlan
+        if let known = planCache.plan(entity: entity, includesSubentities: request.includesSubentities,
+                                      predicate: request.predicate, sorts: request.sortDescriptors, limit: limit) {
+            plan = known
+        } else {
+            plan = try QueryPlanner.plan(entity: entity, includesSubentities: request.includesSubentities,
+                                         predicate: request.predicate, sorts: request.sortDescriptors, limit: limit, model: store.model)
+            planCache.keep(plan, includesSubentities: request.includesSubentities, sorts: request.sortDescriptors, limit: limit)
+        }
         return (plan, QueryEvaluator(context: self, includesPendingChanges: request.includesPendingChanges))
     }
 

@@ -160,7 +160,9 @@ indirect enum QuerySource {
     case empty
 }
 
-struct QueryPlan {
+/// A class: a fetch passes its plan through many calls, and a struct of these fields was
+/// retained and released field by field each time (a plan kept by PlanCache is shared as is).
+final class QueryPlan {
     let entity: EntityInfo
     /// The entity IDs whose objects the fetch returns.
     let kinds: Set<UInt32>
@@ -180,6 +182,24 @@ struct QueryPlan {
     /// that cannot be told. Candidates decode only these; matches are decoded whole. Each name
     /// once.
     let rootProperties: [String]?
+    /// How the source was chosen, when another fetch of the same shape can be planned by
+    /// following it with its own constants (PlanCache.swift); nil otherwise.
+    let recipe: PlanRecipe?
+
+    init(entity: EntityInfo, kinds: Set<UInt32>, source: QuerySource, predicate: QueryPredicate?,
+         sorts: [(expression: QueryExpression, key: SortKey)], indexOrder: Bool?, sourceIsExact: Bool,
+         storedPredicate: QueryPredicate?, rootProperties: [String]?, recipe: PlanRecipe? = nil) {
+        self.entity = entity
+        self.kinds = kinds
+        self.source = source
+        self.predicate = predicate
+        self.sorts = sorts
+        self.indexOrder = indexOrder
+        self.sourceIsExact = sourceIsExact
+        self.storedPredicate = storedPredicate
+        self.rootProperties = rootProperties
+        self.recipe = recipe
+    }
 
     /// The plan in words, one step per line.
     func explanation(limit: Int, offset: Int, pendingCandidates: Int?) -> String {

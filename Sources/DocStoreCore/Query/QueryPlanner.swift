@@ -102,9 +102,18 @@ enum QueryPlanner {
         func add(_ path: [String]) { if !names.contains(path[0]) { names.append(path[0]) } }
         if let predicate { forEachRootPath(predicate, add) }
         for (e, _) in sortExpressions { forEachRootPath(e, add) }
+        // How the source was chosen, for the context's plan cache (PlanCache.swift): from no
+        // conjunct, or from the index ranges of the conjuncts named.
+        var recipe: PlanRecipe?
+        if chosen == nil {
+            recipe = .fixed
+        } else if let chosen, case .index(let p, _) = chosen.source, case .index(let q, _) = source, p === q {
+            recipe = .index(p, conjuncts: chosen.conjuncts)
+        }
         return QueryPlan(entity: entity, kinds: kinds, source: source, predicate: predicate,
                          sorts: sortExpressions.map { (expression: $0.0, key: $0.1) },
-                         indexOrder: indexOrder, sourceIsExact: exact, storedPredicate: stored, rootProperties: names)
+                         indexOrder: indexOrder, sourceIsExact: exact, storedPredicate: stored, rootProperties: names,
+                         recipe: recipe)
     }
 
     /// Every key path that starts at SELF, whole (`["folder", "name"]`).
@@ -246,6 +255,9 @@ enum QueryPlanner {
         /// For an AND: the positions of the conjuncts every candidate of `source` passes (those
         /// its index ranges answer exactly); the others are still tested on each candidate.
         var decided: [Int] = []
+        /// For an AND: the positions of the conjuncts whose index ranges make `source` (two
+        /// bounds of one index make one range); empty when chosen for a lone comparison.
+        var conjuncts: [Int] = []
     }
 
     static func choose(_ p: QueryPredicate, on entity: EntityInfo, model: StoreModel) throws(DocStoreError) -> Choice? {
@@ -257,6 +269,7 @@ enum QueryPlanner {
             for (i, q) in ps.enumerated() {
                 if var c = try choose(q, on: entity, model: model) {
                     c.decided = c.exact ? [i] : []
+                    c.conjuncts = [i]
                     choices.append(c)
                 }
             }
@@ -268,7 +281,7 @@ enum QueryPlanner {
                    let i = merged.firstIndex(where: { if case .index(let q, let s) = $0.source { q === p && s.count == 1 } else { false } }),
                    case .index(_, let s) = merged[i].source {
                     merged[i] = Choice(source: .index(p, [intersect(s[0], r[0])]), rank: min(merged[i].rank, c.rank), exact: false,
-                                       decided: merged[i].decided + c.decided)
+                                       decided: merged[i].decided + c.decided, conjuncts: merged[i].conjuncts + c.conjuncts)
                 } else {
                     merged.append(c)
                 }
@@ -276,6 +289,7 @@ enum QueryPlanner {
             // A compound index first, so it wins a tie (it narrows by more than one element).
             if var compound = compoundChoice(ps, on: entity) {
                 compound.decided = compound.exact ? Array(ps.indices) : []
+                compound.conjuncts = []
                 merged.insert(compound, at: 0)
             }
             guard var best = merged.min(by: { $0.rank < $1.rank }) else { return nil }
@@ -398,7 +412,7 @@ enum QueryPlanner {
     /// Whether a compound index of `entity` starts with the key path `c` compares: the only
     /// way `compoundChoice` can choose one for `c` alone (it needs a conjunct on the first
     /// element), found without matching `c` once per index and element.
-    private static func leadsACompoundIndex(_ c: QueryComparison, _ entity: EntityInfo) -> Bool {
+    static func leadsACompoundIndex(_ c: QueryComparison, _ entity: EntityInfo) -> Bool {
         guard !entity.compoundIndexes.isEmpty, case .keyPath(.evaluatedObject, let names) = c.lhs else { return false }
         return entity.compoundIndexes.contains { !$0.paths.isEmpty && $0.paths[0] == names }
     }
