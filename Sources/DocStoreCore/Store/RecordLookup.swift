@@ -13,6 +13,8 @@ struct RecordLookup {
     private var cursor: Cursor?
     /// The key looked up, rewritten in place for each lookup (no array made per candidate).
     private var keyBytes = [UInt8](repeating: 0, count: 8)
+    /// The key a prefetch asks for (`prefetch`), rewritten in place.
+    private var aheadBytes = [UInt8](repeating: 0, count: 8)
 
     init(_ txn: Transaction) { self.txn = txn }
 
@@ -29,6 +31,14 @@ struct RecordLookup {
     mutating func visitRecord(_ key: UInt64, _ entity: EntityInfo, _ body: (UnsafeRawBufferPointer) throws -> Void) throws -> Bool {
         guard try place(key, entity) else { return false }
         return try cursor?.visitValue(forKey: keyBytes, body) ?? false
+    }
+
+    /// Starts loading the leaf that holds `key`'s record (Cursor.prefetchLeaf), when the
+    /// cursor is on `entity`'s records tree already: for a lookup of sorted keys, a few ahead.
+    mutating func prefetch(_ key: UInt64, _ entity: EntityInfo) {
+        guard tree == entity.recordsTree else { return }
+        aheadBytes.withUnsafeMutableBytes { $0.storeBytes(of: key.bigEndian, as: UInt64.self) }
+        cursor?.prefetchLeaf(forKey: aheadBytes)
     }
 
     /// Readies the cursor of `entity`'s records tree and the key bytes of `key`; false when

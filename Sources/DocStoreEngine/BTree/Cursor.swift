@@ -269,6 +269,30 @@ public struct Cursor {
         }
     }
 
+    /// Starts loading the whole leaf that holds `key`, when that leaf is another child of the
+    /// branch above the cursor's leaf and the page cache holds it. A lookup of sorted, sparse
+    /// keys one after another (a to-many relationship's members' records, each in a leaf of its
+    /// own) asks this for the next key, so that the descent to it — from the
+    /// branch the two share — finds the leaf's slots and keys in the processor's cache instead
+    /// of waiting on each. Moves nothing and reads no file; a key under another branch is let
+    /// be (its descent loads what it needs).
+    public mutating func prefetchLeaf(forKey key: [UInt8]) {
+        guard let (branch, position) = path.last else { return }
+        let child: PageNumber? = key.withUnsafeBytes { k in
+            // Below a separator: surely under this branch (past the last one, maybe not). Keys
+            // past the last separator, most of a sparse lookup's, are let be at one comparison.
+            guard branch.count > 0, compareKeys(branch.branchKey(branch.count - 1), k) > 0 else { return nil }
+            let at = branch.childPosition(for: k)
+            return at == position || at >= branch.count ? nil : branch.child(at: at)
+        }
+        guard let child, let page = source.cachedPage(child), page.type == .leaf, let base = page.raw.baseAddress else { return }
+        var offset = 0
+        while offset < page.raw.count {
+            docstore_prefetch(base + offset)
+            offset += 64
+        }
+    }
+
     /// How many cells ahead of the entry found `withValue(forKey:)` prefetches (`prefetchCell`).
     static let cellsAhead = 3
 
