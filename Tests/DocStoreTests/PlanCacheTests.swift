@@ -152,6 +152,21 @@ import Testing
         #expect(c.planCache.hits > hits)
     }
 
+    /// The planner tells a negative fetch limit from none (only none skips the sort key's
+    /// index), so a kept plan of one is not used for the other.
+    @Test func aNegativeLimitIsNotPlannedAsNone() throws {
+        let store = try Self.fixture()
+        let warm = Context(store: store)
+        for limit in [0, -1, 0, 5, -1, 0] {
+            var request = FetchRequest<ManagedObject>(entityName: "Item", predicate: try QueryPredicate(format: "count > %@", limit + 3),
+                                                      sortDescriptors: [SortKey("small")])
+            request.fetchLimit = limit
+            let expected = try Context(store: store).explain(request)
+            #expect(try warm.explain(request) == expected, "limit \(limit)")
+        }
+        #expect(warm.planCache.hits >= 3)
+    }
+
     /// NaN equals nothing, though the index holds it: after `rating == 1.0` (answered by the
     /// index), `rating == NaN` from the kept plan tests its candidates, and matches none.
     @Test func nanIsTestedFromAKeptPlan() throws {

@@ -22,7 +22,7 @@
 //      items could collapse into one range, merging with another bound of its index, keeps
 //      its predicate out of the cache: P1.)
 //   P3 An entry is found by a hash of the shape and then compared in full (entity, sub-entities,
-//      whether a window is asked for, the sort keys, the shape): a hash that collides only costs
+//      the kind of fetch limit the planner tells apart, the sort keys, the shape): a hash that collides only costs
 //      a plan. At most `limit` entries; past that the cache starts again.
 
 /// How a plan's source was chosen (QueryPlanner.choosePlan), when another fetch of the same
@@ -41,18 +41,18 @@ struct PlanCache {
     final class Entry {
         let entity: EntityInfo
         let includesSubentities: Bool
-        let windowed: Bool
+        let window: Int8
         let sorts: [SortKey]
         /// The predicate the plan was made for: its constants are not compared, only their kinds.
         let shape: QueryPredicate?
         let plan: QueryPlan
         let recipe: PlanRecipe
 
-        init(entity: EntityInfo, includesSubentities: Bool, windowed: Bool, sorts: [SortKey], shape: QueryPredicate?,
+        init(entity: EntityInfo, includesSubentities: Bool, window: Int8, sorts: [SortKey], shape: QueryPredicate?,
              plan: QueryPlan, recipe: PlanRecipe) {
             self.entity = entity
             self.includesSubentities = includesSubentities
-            self.windowed = windowed
+            self.window = window
             self.sorts = sorts
             self.shape = shape
             self.plan = plan
@@ -68,9 +68,9 @@ struct PlanCache {
     /// The plan for a fetch like one planned before, made with this fetch's constants; nil when
     /// no entry fits or its bounds do not (P2).
     mutating func plan(entity: EntityInfo, includesSubentities: Bool, predicate: QueryPredicate?, sorts: [SortKey], limit: Int) -> QueryPlan? {
-        let windowed = limit > 0
-        guard let entry = entries[Self.key(entity, includesSubentities, windowed, predicate)],
-              entry.entity === entity, entry.includesSubentities == includesSubentities, entry.windowed == windowed,
+        let window = Self.window(limit)
+        guard let entry = entries[Self.key(entity, includesSubentities, window, predicate)],
+              entry.entity === entity, entry.includesSubentities == includesSubentities, entry.window == window,
               entry.sorts == sorts, PredicateShape.same(entry.shape, predicate),
               let plan = Self.follow(entry, predicate) else { return nil }
         hits += 1
@@ -81,15 +81,19 @@ struct PlanCache {
     mutating func keep(_ plan: QueryPlan, includesSubentities: Bool, sorts: [SortKey], limit: Int) {
         guard let recipe = plan.recipe, Self.followsFromShape(plan.predicate, plan.entity) else { return }
         if entries.count >= Self.limit { entries.removeAll(keepingCapacity: true) }
-        let windowed = limit > 0
-        entries[Self.key(plan.entity, includesSubentities, windowed, plan.predicate)] =
-            Entry(entity: plan.entity, includesSubentities: includesSubentities, windowed: windowed, sorts: sorts,
+        let window = Self.window(limit)
+        entries[Self.key(plan.entity, includesSubentities, window, plan.predicate)] =
+            Entry(entity: plan.entity, includesSubentities: includesSubentities, window: window, sorts: sorts,
                   shape: plan.predicate, plan: plan, recipe: recipe)
     }
 
-    private static func key(_ entity: EntityInfo, _ includesSubentities: Bool, _ windowed: Bool, _ predicate: QueryPredicate?) -> UInt64 {
+    /// What the planner tells apart in a fetch limit: none (0), a window (> 0), and a negative
+    /// one, which it takes as neither (QueryPlanner.choosePlan: only 0 skips the sort's index).
+    private static func window(_ limit: Int) -> Int8 { limit > 0 ? 1 : limit == 0 ? 0 : 2 }
+
+    private static func key(_ entity: EntityInfo, _ includesSubentities: Bool, _ window: Int8, _ predicate: QueryPredicate?) -> UInt64 {
         var h = PredicateShape.Hash()
-        h.add(UInt64(entity.id) << 2 | (includesSubentities ? 2 : 0) | (windowed ? 1 : 0))
+        h.add(UInt64(entity.id) << 3 | (includesSubentities ? 4 : 0) | UInt64(window))
         if let predicate { PredicateShape.hash(predicate, into: &h) }
         return h.value
     }

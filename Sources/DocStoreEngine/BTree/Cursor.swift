@@ -279,11 +279,13 @@ public struct Cursor {
     public mutating func prefetchLeaf(forKey key: [UInt8]) {
         guard let (branch, position) = path.last else { return }
         let child: PageNumber? = key.withUnsafeBytes { k in
-            // Below a separator: surely under this branch (past the last one, maybe not). Keys
-            // past the last separator, most of a sparse lookup's, are let be at one comparison.
+            // A key after the cursor's and below a separator lies under this branch (past the
+            // last one, maybe not): keys past the last separator, most of a sparse lookup's, are
+            // let be at one comparison. (A key before the cursor's, out of order, may prefetch
+            // a leaf that does not hold it: only time is lost.)
             guard branch.count > 0, compareKeys(branch.branchKey(branch.count - 1), k) > 0 else { return nil }
             let at = branch.childPosition(for: k)
-            return at == position || at >= branch.count ? nil : branch.child(at: at)
+            return at == position ? nil : branch.child(at: at)
         }
         guard let child, let page = source.cachedPage(child), page.type == .leaf, let base = page.raw.baseAddress else { return }
         var offset = 0
@@ -312,9 +314,9 @@ public struct Cursor {
         if cell == 0 {
             docstore_prefetch(base)
             docstore_prefetch(base + 64)
-        } else if next.type == .leaf, cell < next.count {
-            if cell == 1 { Self.prefetchCell(0, of: next) }
-            Self.prefetchCell(cell, of: next)
+        } else if next.type == .leaf {
+            if cell == 1, next.count > 0 { Self.prefetchCell(0, of: next) }
+            if cell < next.count { Self.prefetchCell(cell, of: next) }
         }
     }
 
