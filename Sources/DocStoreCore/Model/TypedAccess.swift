@@ -175,42 +175,44 @@ public func _$read<Root: ManagedObject, V: ManagedObject>(
     return (try? context.materialize(key)) as? V
 }
 
+/// Inlinable as the attribute read: in the app's module the set is built for its concrete
+/// element type (an unspecialized `Set<V>.insert` looked up generic metadata for every member,
+/// and hashed through witnesses).
+@inlinable
 public func _$read<Root: ManagedObject, V: ManagedObject>(
     _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, Set<V>>, default fallback: @autoclosure () -> Set<V> = []
 ) -> Set<V> {
     observeAccess(object, keyPath)
-    var set = Set<V>()
-    forEachMember(object, slot, as: V.self, reserving: { set.reserveCapacity($0) }) { set.insert($0) }
+    let members = _$members(object, slot)
+    var set = Set<V>(minimumCapacity: members.count)
+    for member in members {
+        if let v = member as? V { set.insert(v) }
+    }
     return set
 }
 
+@inlinable
 public func _$read<Root: ManagedObject, V: ManagedObject>(
     _ object: Root, _ slot: Int, _ keyPath: KeyPath<Root, [V]>, default fallback: @autoclosure () -> [V] = []
 ) -> [V] {
     observeAccess(object, keyPath)
+    let members = _$members(object, slot)
     var array: [V] = []
-    forEachMember(object, slot, as: V.self, reserving: { array.reserveCapacity($0) }) { array.append($0) }
+    array.reserveCapacity(members.count)
+    for member in members {
+        if let v = member as? V { array.append(v) }
+    }
     return array
 }
 
-/// Calls `body` with each member of the to-many at `slot` that is a `V`, after `reserving` with
-/// how many there may be. A loop over the concrete `[ManagedObject]`: these functions run
-/// unspecialized (a model's accessors call them across modules), where a generic `compactMap`
-/// or `Set(_:)` read each element through a protocol witness whose accessor frame took a heap
-/// block — two per member read.
-private func forEachMember<V: ManagedObject>(_ object: ManagedObject, _ slot: Int, as: V.Type,
-                                            reserving: (Int) -> Void, _ body: (V) -> Void) {
-    let objects: [ManagedObject]
+/// The members of the to-many at `slot` (of the context, or of an object not inserted yet),
+/// in their order; none when they cannot be read (the typed reads never trap).
+@usableFromInline
+func _$members(_ object: ManagedObject, _ slot: Int) -> [ManagedObject] {
     if let context = object.context, object.key != 0, let p = object.entityInfo?.properties[slot] {
-        guard let members = try? context.memberObjects(of: object, p) else { return }
-        objects = members
-    } else {
-        objects = object.unattachedLinks?[slot] ?? []
+        return (try? context.memberObjects(of: object, p)) ?? []
     }
-    reserving(objects.count)
-    for member in objects {
-        if let v = member as? V { body(v) }
-    }
+    return object.unattachedLinks?[slot] ?? []
 }
 
 // MARK: - Writes
