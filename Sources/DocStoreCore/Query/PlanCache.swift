@@ -137,17 +137,10 @@ struct PlanCache {
                 if r.exact, !positions.isEmpty { decided.append(positions[n]) }
                 if conjuncts.count > 1, r.ranges.count != 1 { return nil }
             }
-            var stored: QueryPredicate? = predicate
-            if case .and(let ps) = predicate {
-                // As the planner: exact when the ranges answer every conjunct; else the stored
-                // candidates are tested on the conjuncts they do not answer.
-                exact = ps.count > 1 ? decided.count == ps.count : exact
-                if !exact, !decided.isEmpty {
-                    let rest = ps.indices.filter { !decided.contains($0) }.map { ps[$0] }
-                    stored = rest.count == 1 ? rest[0] : .and(rest)
-                }
-            }
-            if exact { stored = nil }
+            // As the planner: an AND is exact when the ranges answer every conjunct; stored
+            // candidates are tested on the conjuncts they do not answer.
+            if case .and(let ps) = predicate, ps.count > 1 { exact = decided.count == ps.count }
+            let stored = QueryPlanner.storedPredicate(predicate, exact: exact, decided: decided)
             return QueryPlan(entity: template.entity, kinds: template.kinds, source: .index(p, ranges), predicate: predicate,
                              sorts: template.sorts, indexOrder: template.indexOrder, sourceIsExact: exact,
                              storedPredicate: stored, rootProperties: template.rootProperties, recipe: entry.recipe)

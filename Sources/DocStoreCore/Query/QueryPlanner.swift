@@ -89,11 +89,7 @@ enum QueryPlanner {
         if predicate == nil, case .scan = source { exact = true }
         // What a stored candidate is still tested against: the conjuncts the source's ranges
         // do not answer.
-        var stored = exact ? nil : predicate
-        if !exact, case .and(let ps)? = predicate, let decided = chosen?.decided, !decided.isEmpty {
-            let rest = ps.indices.filter { !decided.contains($0) }.map { ps[$0] }
-            stored = rest.count == 1 ? rest[0] : .and(rest)
-        }
+        let stored = storedPredicate(predicate, exact: exact, decided: chosen?.decided ?? [])
         // The first property name of every key path that starts at SELF (a superset of what the
         // fetched object's record must provide: inside a SUBQUERY, SELF is the member).
         // A few names at most: a list, not a set (hashing them into a new set was a tenth of
@@ -114,6 +110,15 @@ enum QueryPlanner {
                          sorts: sortExpressions.map { (expression: $0.0, key: $0.1) },
                          indexOrder: indexOrder, sourceIsExact: exact, storedPredicate: stored, rootProperties: names,
                          recipe: recipe)
+    }
+
+    /// What a stored candidate of a source is still tested against: nothing when the source is
+    /// exact; else the predicate without the conjuncts at `decided`, which its ranges answer.
+    static func storedPredicate(_ predicate: QueryPredicate?, exact: Bool, decided: [Int]) -> QueryPredicate? {
+        if exact { return nil }
+        guard case .and(let ps)? = predicate, !decided.isEmpty else { return predicate }
+        let rest = ps.indices.filter { !decided.contains($0) }.map { ps[$0] }
+        return rest.count == 1 ? rest[0] : .and(rest)
     }
 
     /// Every key path that starts at SELF, whole (`["folder", "name"]`).
