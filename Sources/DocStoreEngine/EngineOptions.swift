@@ -34,6 +34,10 @@ public struct EngineOptions: Sendable {
     public var createIfMissing: Bool = true
     /// Open without writing anything: no lock, no recovery writes, writes refused.
     public var readOnly: Bool = false
+    /// How long opening for writing waits for the writer's lock before it throws `.storeLocked`
+    /// (500 ms by default), as Core Data's `NSPersistentStoreTimeoutOption`. The wait also
+    /// covers the moment a program this process is starting holds copies of its descriptors.
+    public var lockTimeout: Duration = .milliseconds(500)
     /// A checkpoint runs automatically after a commit once the WAL is this long (16 MiB default).
     public var checkpointWALBytes: Int = 16 << 20
     /// The WAL is extended with zero bytes in steps of this size (1 MiB default), so that a

@@ -30,7 +30,7 @@ enum Recovery {
         }
         let file = try fs.openFile(paths.pageFile, create: false, readOnly: options.readOnly)
         do {
-            if !options.readOnly { try file.lockExclusive() }
+            if !options.readOnly { try file.lockExclusive(waitingUpTo: options.lockTimeout) }
             return try recover(file: file, paths: paths, options: options)
         } catch {
             file.close()

@@ -375,7 +375,7 @@ final class FaultyFile: StorageFile {
         }
     }
 
-    func lockExclusive() throws(EngineError) {
+    func lockExclusive(waitingUpTo timeout: Duration) throws(EngineError) {
         let me = ObjectIdentifier(self)
         try fs.state.withLock { (s) throws(EngineError) in
             if let holder = s.lockHolders[path], holder != me {

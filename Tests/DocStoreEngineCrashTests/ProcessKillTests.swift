@@ -122,8 +122,8 @@ enum Child {
         let dir = TemporaryDirectory("lock")
         let path = dir.file("Lock.docstore")
         let engine = try Engine.open(at: path)
-        // 100 trials (issue #8): each probe is refused with storeLocked, quickly (a refused lock
-        // is retried for 100 ms, FoundationFile.lockExclusive).
+        // 100 trials (issue #8): each probe is refused with storeLocked, quickly (the probe
+        // waits 100 ms for the lock, EngineOptions.lockTimeout).
         var slowest = 0.0
         for trial in 0..<100 {
             let started = Date()
@@ -136,14 +136,27 @@ enum Child {
             #expect(took < 5, "trial \(trial): the probe waited \(took) s instead of failing")
         }
         print("second writer: 100 of 100 probes got storeLocked, the slowest after \(String(format: "%.0f", slowest * 1000)) ms (process start included)")
-        // In this process too: a second open of the same store is refused.
+        // In this process too: a second open of the same store is refused, after waiting its
+        // lockTimeout for the holder.
+        var patient = EngineOptions()
+        patient.lockTimeout = .milliseconds(300)
+        let asked = ContinuousClock.now
         do {
-            _ = try Engine.open(at: path)
+            _ = try Engine.open(at: path, options: patient)
             Issue.record("a second writer opened the store")
         } catch {
             #expect(error.code == .storeLocked)
         }
-        try engine.close()
+        let refusedAfter = ContinuousClock.now - asked
+        #expect(refusedAfter >= Duration.milliseconds(300), "refused after \(refusedAfter), before its lockTimeout")
+        // A writer that waits gets the lock once the holder closes within its lockTimeout.
+        patient.lockTimeout = .seconds(20)
+        let closer = Thread { usleep(200_000); try? engine.close() }
+        closer.start()
+        let waiting = ContinuousClock.now
+        try Engine.open(at: path, options: patient).close()
+        let waited = ContinuousClock.now - waiting
+        #expect(waited >= Duration.milliseconds(150), "opened after \(waited), while the holder still had it open")
         // Once the writer is gone the lock is free.
         let (process, pipe) = try Child.start(["probe-lock", path])
         process.waitUntilExit()

@@ -28,7 +28,7 @@ final class SlowSyncFileSystem: FileSystem {
         }
         func truncate(to s: UInt64) throws(EngineError) { try base.truncate(to: s) }
         func size() throws(EngineError) -> UInt64 { try base.size() }
-        func lockExclusive() throws(EngineError) { try base.lockExclusive() }
+        func lockExclusive(waitingUpTo timeout: Duration) throws(EngineError) { try base.lockExclusive(waitingUpTo: timeout) }
         func close() { base.close() }
     }
 

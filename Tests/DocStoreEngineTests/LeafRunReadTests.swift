@@ -47,7 +47,7 @@ final class CountingFileSystem: FileSystem {
         func sync() throws(EngineError) { try file.sync() }
         func truncate(to size: UInt64) throws(EngineError) { try file.truncate(to: size) }
         func size() throws(EngineError) -> UInt64 { try file.size() }
-        func lockExclusive() throws(EngineError) { try file.lockExclusive() }
+        func lockExclusive(waitingUpTo timeout: Duration) throws(EngineError) { try file.lockExclusive(waitingUpTo: timeout) }
         func close() { file.close() }
     }
 }

@@ -43,9 +43,10 @@ public protocol StorageFile: AnyObject, Sendable {
     func truncate(to size: UInt64) throws(EngineError)
     /// The file's current size in bytes.
     func size() throws(EngineError) -> UInt64
-    /// Takes an exclusive advisory lock without waiting; throws `.storeLocked` if another open file
-    /// description holds it. Released by `close` or when the process dies.
-    func lockExclusive() throws(EngineError)
+    /// Takes an exclusive advisory lock, waiting up to `timeout` for another open file
+    /// description to release it; throws `.storeLocked` if it still holds it then. Released by
+    /// `close` or when the process dies.
+    func lockExclusive(waitingUpTo timeout: Duration) throws(EngineError)
     /// Closes the file; later calls fail. Closing twice is harmless.
     func close()
 }

@@ -4,8 +4,8 @@
 // descriptor (measured ~4x faster than seek + write; see shared/TOOLCHAIN.md) and sync uses
 // fdatasync. Locks are flock(LOCK_EX|LOCK_NB): released when the holder dies, and unlike fcntl
 // locks not dropped by an unrelated close() of the same file in this process; a refusal is
-// retried for up to 100 ms (a child being spawned holds copies of our descriptors until it
-// execs), and descriptors are close-on-exec.
+// retried for `EngineOptions.lockTimeout` (a child being spawned holds copies of our descriptors until it
+// execs), and descriptors are opened close-on-exec.
 
 import Foundation
 #if canImport(Glibc)
@@ -25,15 +25,19 @@ public struct FoundationFileSystem: FileSystem {
             guard create, !readOnly else {
                 throw EngineError(.notFound, "no such file", file: path, errno: ENOENT)
             }
-            guard FileManager.default.createFile(atPath: path, contents: nil) else {
-                throw EngineError(.io, "cannot create the file (check the directory exists and is writable)", file: path, errno: Glibc.errno)
-            }
         }
-        let handle = readOnly ? FileHandle(forReadingAtPath: path) : FileHandle(forUpdatingAtPath: path)
-        guard let handle else {
-            throw EngineError(.io, "cannot open the file \(readOnly ? "for reading" : "for reading and writing")", file: path, errno: Glibc.errno)
+        // O_CLOEXEC in the open itself: a descriptor marked only afterwards could be inherited
+        // for good by a program another thread starts in between (it would then hold the
+        // writer's lock for as long as it runs).
+        let flags = (readOnly ? O_RDONLY : O_RDWR | (create ? O_CREAT : 0)) | O_CLOEXEC
+        let fd = Glibc.open(path, flags, 0o644)
+        guard fd >= 0 else {
+            let code = Glibc.errno
+            if code == ENOENT { throw EngineError(.notFound, "no such file", file: path, errno: code) }
+            let what = readOnly ? "cannot open the file for reading" : create ? "cannot create or open the file for reading and writing (check the directory exists and is writable)" : "cannot open the file for reading and writing"
+            throw EngineError(.io, "\(what): \(String(cString: strerror(code)))", file: path, errno: code)
         }
-        return FoundationFile(path: path, handle: handle)
+        return FoundationFile(path: path, handle: FileHandle(fileDescriptor: fd, closeOnDealloc: true))
     }
 
     /// Whether something exists at `path` (following symbolic links, as FileManager's
@@ -92,8 +96,6 @@ final class FoundationFile: StorageFile {
     init(path: String, handle: FileHandle) {
         self.path = path
         self.handle = handle
-        // Not inherited by programs this process starts (they would hold the writer's lock).
-        _ = fcntl(handle.fileDescriptor, F_SETFD, fcntl(handle.fileDescriptor, F_GETFD) | FD_CLOEXEC)
     }
 
     static func ioError(_ what: String, path: String, offset: UInt64? = nil) -> EngineError {
@@ -147,21 +149,22 @@ final class FoundationFile: StorageFile {
     /// Takes the writer's lock. A child this process is spawning holds a copy of every
     /// descriptor until it execs (posix_spawn copies the table; close-on-exec and Process's own
     /// closing act only then), so a lock this process released a moment ago can look held by
-    /// "another process" for that moment: a refusal is retried for up to 100 ms before it is
-    /// reported. A real second writer still hears `storeLocked` within that time.
-    func lockExclusive() throws(EngineError) {
-        for attempt in 0..<Self.lockAttempts {
+    /// "another process" for that moment: a refusal is retried every 10 ms until `timeout` has
+    /// passed (`EngineOptions.lockTimeout`; a CI run found 100 ms too short while other tests
+    /// were starting servers).
+    func lockExclusive(waitingUpTo timeout: Duration) throws(EngineError) {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: timeout)
+        while true {
             if flock(fd, LOCK_EX | LOCK_NB) == 0 { return }
             let code = Glibc.errno
             guard code == EWOULDBLOCK else { throw Self.ioError("cannot lock the file", path: path) }
-            if attempt == Self.lockAttempts - 1 {
+            if clock.now >= deadline {
                 throw EngineError(.storeLocked, "another process has this store open for writing; open it read-only or close the other process", file: path, errno: code)
             }
             usleep(10_000)
         }
     }
-
-    static let lockAttempts = 10
 
     func close() {
         try? handle.close()

@@ -181,7 +181,8 @@ final class MemoryFile: StorageFile {
         return fileSystem.state.withLock { UInt64($0.files[path]?.count ?? 0) }
     }
 
-    func lockExclusive() throws(EngineError) {
+    /// Does not wait: the holder is in this process, and nothing here releases it meanwhile.
+    func lockExclusive(waitingUpTo timeout: Duration) throws(EngineError) {
         try checkOpen()
         let me = ObjectIdentifier(self)
         try fileSystem.state.withLock { (s) throws(EngineError) in
