@@ -172,7 +172,7 @@ final class EncodedRecordFilter {
         let tag = try reader.byte()
         if tag == RecordTag.string.rawValue, groupsASCII[g] {
             let text = try reader.lengthPrefixed()
-            if text.allSatisfy({ $0 > 0 && $0 < 0x80 }) {
+            if ASCIIBytes.isPlain(UnsafeRawBufferPointer(rebasing: text)) {
                 for i in range {
                     guard let constant = tests[i].ascii, Self.compareASCII(text, quick[i].op, constant, fold: quick[i].fold) else { return false }
                 }
@@ -226,16 +226,14 @@ final class EncodedRecordFilter {
         case .beginsWith, .endsWith: guard !bytes.contains(0x0D), !bytes.contains(0x0A) else { return nil }
         default: return nil
         }
-        return options.contains(.caseInsensitive) ? bytes.map(foldASCII) : bytes
+        return options.contains(.caseInsensitive) ? bytes.map(ASCIIBytes.fold) : bytes
     }
 
     @inline(__always)
-    private static func foldASCII(_ b: UInt8) -> UInt8 { b >= 0x41 && b <= 0x5A ? b | 0x20 : b }
-
     /// `text op constant` on ASCII bytes (`text` folded on the fly when `fold`).
     private static func compareASCII(_ text: Slice<UnsafeRawBufferPointer>, _ op: QueryOperator, _ constant: [UInt8], fold: Bool) -> Bool {
         let t = UnsafeRawBufferPointer(rebasing: text)
-        @inline(__always) func at(_ i: Int) -> UInt8 { fold ? foldASCII(t[i]) : t[i] }
+        @inline(__always) func at(_ i: Int) -> UInt8 { fold ? ASCIIBytes.fold(t[i]) : t[i] }
         func order() -> Int {
             let n = min(t.count, constant.count)
             for i in 0..<n where at(i) != constant[i] { return at(i) < constant[i] ? -1 : 1 }
@@ -254,11 +252,7 @@ final class EncodedRecordFilter {
         case .greaterOrEqual: return order() >= 0
         case .beginsWith: return constant.count <= t.count && matches(from: 0)
         case .endsWith: return constant.count <= t.count && matches(from: t.count - constant.count)
-        case .contains:
-            guard let first = constant.first else { return true }
-            guard constant.count <= t.count else { return false }
-            for i in 0...(t.count - constant.count) where at(i) == first && matches(from: i) { return true }
-            return false
+        case .contains: return ASCIIBytes.contains(t, constant, fold: fold)
         default: return false
         }
     }
