@@ -45,17 +45,16 @@ import Testing
     }
 
     @Test func fileExistsAnswersAsFileManager() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("openpath-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let file = dir.appendingPathComponent("a file").path
-        let link = dir.appendingPathComponent("link").path
-        let dangling = dir.appendingPathComponent("dangling").path
+        let dir = TemporaryDirectory("openpath")
+        defer { withExtendedLifetime(dir) {} }
+        let file = dir.file("a file")
+        let link = dir.file("link")
+        let dangling = dir.file("dangling")
         FileManager.default.createFile(atPath: file, contents: Data([1]))
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: file)
-        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: dir.appendingPathComponent("gone").path)
+        try FileManager.default.createSymbolicLink(atPath: dangling, withDestinationPath: dir.file("gone"))
         let fs = FoundationFileSystem()
-        for path in [file, link, dangling, dir.path, dir.appendingPathComponent("missing").path, ""] {
+        for path in [file, link, dangling, dir.path, dir.file("missing"), ""] {
             #expect(fs.fileExists(path) == FileManager.default.fileExists(atPath: path), "\(path)")
         }
     }

@@ -4,6 +4,7 @@
 import DocStore
 import DocStoreSyncTestModels
 import DocStoreSyncWire
+import DocStoreTestSupport
 import Foundation
 import Synchronization
 import Testing
@@ -18,17 +19,19 @@ typealias Item = SyncModels.Item
 typealias Playlist = SyncModels.Playlist
 typealias Clip = SyncModels.Clip
 
-/// A device: a store in a temporary file and its sync engine.
+/// A device: a store in a temporary directory and its sync engine.
 final class Device {
     let name: String
     let store: Store
     let sync: SyncEngine
     let context: Context
     let url: URL
+    let temporary: TemporaryDirectory   // declared last: released after the store, with the device
 
     init(_ name: String, server: URL, resolver: SyncConflictResolver? = nil) throws {
         self.name = name
-        url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-\(name)-\(UUID().uuidString).docstore")
+        temporary = TemporaryDirectory("sync-\(name)")
+        url = URL(fileURLWithPath: temporary.file("\(name).docstore"))
         store = try Store(url: url, models: SyncModels.all)
         sync = try SyncEngine(store: store, server: server, device: name, localOnlyEntities: ["Cache"], resolver: resolver)
         context = Context(store: store)
@@ -117,7 +120,9 @@ final class Device {
     /// later edit wins: the fast device's clock is corrected by the server's before it stamps
     /// its save — raw device clocks would let it win every conflict for an hour.
     @Test func aDeviceWhoseClockIsAnHourAheadDoesNotWinEverything() async throws {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-fast-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("sync-fast")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("fast.docstore"))
         let fastStore = try Store(url: url, models: SyncModels.all)
         let fast = try SyncEngine(store: fastStore, server: server.url, device: "fast", localOnlyEntities: ["Cache"],
                                   clockSkew: 3_600_000)
@@ -300,7 +305,9 @@ final class Device {
 
     /// SU1, SU2: a store with objects from before sync exports them at its first sync.
     @Test func objectsSavedBeforeSyncWasEnabledAreExported() async throws {
-        let url = URL(fileURLWithPath: NSTemporaryDirectory() + "sync-existing-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("sync-existing")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("existing.docstore"))
         do {
             let store = try Store(url: url, models: SyncModels.all)
             let context = Context(store: store)

@@ -5,6 +5,7 @@
 import DocStore
 import DocStoreSyncTestModels
 import DocStoreSyncWire
+import DocStoreTestSupport
 import Foundation
 import Testing
 @testable import DocStoreSync
@@ -233,8 +234,10 @@ import Testing
     /// one, and once it gives one, that reaches a too.
     @Test func aRequiredRelationshipEmptiedByADeleteElsewhereIsReportedAndMendable() async throws {
         defer { server.stop() }
+        let dir = TemporaryDirectory("billing")
+        defer { withExtendedLifetime(dir) {} }
         func open(_ name: String) throws -> (Store, SyncEngine) {
-            let store = try Store(url: URL(fileURLWithPath: NSTemporaryDirectory() + "billing-\(name)-\(UUID().uuidString).docstore"), schema: Self.billing)
+            let store = try Store(url: URL(fileURLWithPath: dir.file("billing-\(name).docstore")), schema: Self.billing)
             return (store, try SyncEngine(store: store, server: server.url, device: name))
         }
         let (storeA, a) = try open("a"), (storeB, b) = try open("b")

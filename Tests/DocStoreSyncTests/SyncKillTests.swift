@@ -26,16 +26,15 @@ import Glibc
         var rng = SplitMix64(seed: seed)
         let server = try ServerProcess(postgres: try TestPostgres.newDatabase())
         defer { server.stop() }        // (also keeps it alive: Swift may end a lifetime at its last use)
-        let dir = NSTemporaryDirectory() + "sync-kill-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let dir = TemporaryDirectory("sync-kill")
+        defer { withExtendedLifetime(dir) {} }
         var acknowledged: Set<String> = []
         var killedIn: [String: Int] = [:]
         var kills = 0
         for round in 0..<120 {
             let device = round % 2 == 0 ? "a" : "b"
-            let output = dir + "/round-\(round).out"
-            let pid = try Spawn.start([Self.child, dir + "/\(device).docstore", server.url.absoluteString, device, "\(seed * 1_000 + UInt64(round))"],
+            let output = dir.file("round-\(round).out")
+            let pid = try Spawn.start([Self.child, dir.file("\(device).docstore"), server.url.absoluteString, device, "\(seed * 1_000 + UInt64(round))"],
                                       output: output)
             // Once the child has opened its store and started its first sync round (under load
             // that can take a while), 0–250 ms more of edits and syncs, then the kill.
@@ -68,8 +67,8 @@ import Glibc
         let inRounds = killedIn.filter { $0.key.hasPrefix("in a round") }.values.reduce(0, +)
         #expect(inRounds >= 50, "seed \(seed): too few kills met a sync round to prove anything: \(killedIn)")
         #expect(acknowledged.count >= 50, "seed \(seed): the children saved too little to prove anything")
-        let devices = try [SyncedStore(dir + "/a.docstore", "a", server.url), SyncedStore(dir + "/b.docstore", "b", server.url),
-                           SyncedStore(dir + "/c.docstore", "c", server.url)]
+        let devices = try [SyncedStore(dir.file("a.docstore"), "a", server.url), SyncedStore(dir.file("b.docstore"), "b", server.url),
+                           SyncedStore(dir.file("c.docstore"), "c", server.url)]
         try await Self.healAndCheck(devices, acknowledged: acknowledged, "seed \(seed)")
     }
 
@@ -80,10 +79,9 @@ import Glibc
         var server = try ServerProcess(postgres: postgres)
         let port = server.port
         defer { server.stop() }
-        let dir = NSTemporaryDirectory() + "sync-server-kill-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let worker = try EditingDevice(dir + "/a.docstore", "a", server.url)
+        let dir = TemporaryDirectory("sync-server-kill")
+        defer { withExtendedLifetime(dir) {} }
+        let worker = try EditingDevice(dir.file("a.docstore"), "a", server.url)
         let running = Task { await worker.run() }
         var rng = SplitMix64(seed: 77)
         for _ in 0..<25 {
@@ -97,7 +95,7 @@ import Glibc
         print("server kills: 25 SIGKILLs; the device saved \(report.acknowledged.count) notes in \(report.rounds) rounds, \(report.failedRounds) failed")
         #expect(report.failedRounds >= 1, "no round met a killed server: the test proves nothing")
         #expect(report.acknowledged.count >= 20)
-        let devices = try [worker.device, SyncedStore(dir + "/b.docstore", "b", server.url)]
+        let devices = try [worker.device, SyncedStore(dir.file("b.docstore"), "b", server.url)]
         try await Self.healAndCheck(devices, acknowledged: report.acknowledged, "server kills")
     }
 
@@ -106,29 +104,28 @@ import Glibc
     /// fail or may wait for it (postgres-nio's pool reconnects), so the check that the test
     /// proves something counts the rounds in flight during a downtime, not the failed ones.
     @Test func postgresCrashedAndRestartedDuringSyncLosesNothing() async throws {
-        let dir = NSTemporaryDirectory() + "sync-pg-restart-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = TemporaryDirectory("sync-pg-restart")
+        defer { withExtendedLifetime(dir) {} }   // runs last: after the cluster in it has stopped
         let port = 40_000 + Int(getpid() % 10_000)
-        let url = try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "start", dir + "/cluster", "\(port)"])
+        let url = try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "start", dir.file("cluster"), "\(port)"])
             .trimmingCharacters(in: .whitespacesAndNewlines)
         defer {
-            _ = try? TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "stop", dir + "/cluster"])
-            try? FileManager.default.removeItem(atPath: dir)
+            _ = try? TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "stop", dir.file("cluster")])
         }
         let one = try ServerProcess(postgres: url), two = try ServerProcess(postgres: url)
         defer { one.stop(); two.stop() }
-        let a = try EditingDevice(dir + "/a.docstore", "a", one.url), b = try EditingDevice(dir + "/b.docstore", "b", two.url)
+        let a = try EditingDevice(dir.file("a.docstore"), "a", one.url), b = try EditingDevice(dir.file("b.docstore"), "b", two.url)
         let runningA = Task { await a.run() }, runningB = Task { await b.run() }
         // Each crash keeps the database down for 400 ms, so the rounds then in flight meet it
         // down: they fail, or wait in the server's pool for it to come back.
         var downtimes: [ClosedRange<ContinuousClock.Instant>] = []
         for _ in 0..<5 {
             try await Task.sleep(for: .milliseconds(300))
-            try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "crash", dir + "/cluster"])
+            try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "crash", dir.file("cluster")])
             let down = ContinuousClock.now
             try await Task.sleep(for: .milliseconds(400))
             downtimes.append(down...ContinuousClock.now)
-            try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "resume", dir + "/cluster"])
+            try TestPostgres.run(["bash", TestPostgres.packageRoot + "/scripts/test-postgres.sh", "resume", dir.file("cluster")])
         }
         try await Task.sleep(for: .milliseconds(300))
         runningA.cancel()
@@ -137,7 +134,7 @@ import Glibc
         let metDown = (ra.roundSpans + rb.roundSpans).filter { span in downtimes.contains { $0.overlaps(span) } }.count
         print("postgres restarts: 5 immediate stops, each down 400 ms; devices saved \(ra.acknowledged.count) + \(rb.acknowledged.count) notes; \(metDown) rounds were in flight while it was down, \(ra.failedRounds + rb.failedRounds) failed")
         #expect(metDown >= 1, "no round met the database down: the test proves nothing")
-        let devices = try [a.device, b.device, SyncedStore(dir + "/c.docstore", "c", one.url)]
+        let devices = try [a.device, b.device, SyncedStore(dir.file("c.docstore"), "c", one.url)]
         try await Self.healAndCheck(devices, acknowledged: ra.acknowledged.union(rb.acknowledged), "postgres restarts")
     }
 
@@ -145,24 +142,23 @@ import Glibc
     /// typed `unavailable` (503), not after the device's own 30 s timeout; once PostgreSQL is
     /// back, the next round pushes the save that waited.
     @Test func aRequestWhilePostgresIsDownFailsFastAndTheNextRoundSucceeds() async throws {
-        let dir = NSTemporaryDirectory() + "sync-pg-down-\(UUID().uuidString)"
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let dir = TemporaryDirectory("sync-pg-down")
+        defer { withExtendedLifetime(dir) {} }   // runs last: after the cluster in it has stopped
         let script = TestPostgres.packageRoot + "/scripts/test-postgres.sh"
         let port = 40_000 + Int((getpid() + 5_000) % 10_000)
-        let url = try TestPostgres.run(["bash", script, "start", dir + "/cluster", "\(port)"]).trimmingCharacters(in: .whitespacesAndNewlines)
+        let url = try TestPostgres.run(["bash", script, "start", dir.file("cluster"), "\(port)"]).trimmingCharacters(in: .whitespacesAndNewlines)
         defer {
-            _ = try? TestPostgres.run(["bash", script, "stop", dir + "/cluster"])
-            try? FileManager.default.removeItem(atPath: dir)
+            _ = try? TestPostgres.run(["bash", script, "stop", dir.file("cluster")])
         }
         let server = try ServerProcess(postgres: url)
         defer { server.stop() }
-        let device = try SyncedStore(dir + "/a.docstore", "a", server.url)
+        let device = try SyncedStore(dir.file("a.docstore"), "a", server.url)
         let context = Context(store: device.store)
         try context.insert(Note(title: "before"))
         try context.save()
         try await device.sync.syncNow()
 
-        try TestPostgres.run(["bash", script, "stop", dir + "/cluster"])
+        try TestPostgres.run(["bash", script, "stop", dir.file("cluster")])
         try context.insert(Note(title: "while down"))
         try context.save()
         let started = ContinuousClock.now
@@ -173,11 +169,11 @@ import Glibc
         #expect(waited < .seconds(25), "the round waited \(waited): longer than the server's deadline allows")
         #expect(await device.sync.pendingCount == 1)
 
-        try TestPostgres.run(["bash", script, "resume", dir + "/cluster"])
+        try TestPostgres.run(["bash", script, "resume", dir.file("cluster")])
         // A query in flight, too: another session holds the feed lock for 20 s, so a push waits
         // on it inside its transaction. It is answered at the deadline all the same.
         let holder = try Spawn.start(["psql", url, "-c",
-                                             "SELECT pg_advisory_lock(\(SyncDatabase.feedLock)), pg_sleep(20)"], output: dir + "/lock.log")
+                                             "SELECT pg_advisory_lock(\(SyncDatabase.feedLock)), pg_sleep(20)"], output: dir.file("lock.log"))
         try await Task.sleep(for: .seconds(1))
         let lockedStart = ContinuousClock.now
         let locked = await #expect(throws: SyncError.self) { try await device.sync.syncNow() }

@@ -3,14 +3,17 @@
 
 import DocStore
 import DocStoreSync
+import DocStoreTestSupport
 import Foundation
 import Testing
 
 @Suite struct SyncReadmeExampleTests {
     @Test func theReadmeSyncExampleRunsAsWritten() async throws {
         let process = try ServerProcess(postgres: try TestPostgres.newDatabase())
-        let phoneURL = URL(fileURLWithPath: NSTemporaryDirectory() + "phone-\(UUID().uuidString).docstore")
-        let laptopURL = URL(fileURLWithPath: NSTemporaryDirectory() + "laptop-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("readme-sync")
+        defer { withExtendedLifetime(dir) {} }
+        let phoneURL = URL(fileURLWithPath: dir.file("phone.docstore"))
+        let laptopURL = URL(fileURLWithPath: dir.file("laptop.docstore"))
 
         // --- README ---
         let server = process.url      // URL(string: "http://127.0.0.1:8080")! in the README

@@ -6,6 +6,7 @@
 
 import DocStore
 import DocStoreSyncWire
+import DocStoreTestSupport
 import Foundation
 import Testing
 @testable import DocStoreSync
@@ -46,14 +47,17 @@ enum NotesSyncClash: VersionedSchema {
 }
 
 @Suite(.serialized) struct SyncSchemaVersionTests {
-    static func temporaryURL(_ name: String) -> URL {
-        URL(fileURLWithPath: NSTemporaryDirectory() + "sync-schema-\(name)-\(UUID().uuidString).docstore")
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("sync-schema")
+
+    func temporaryURL(_ name: String) -> URL {
+        URL(fileURLWithPath: temporary.file("\(name).docstore"))
     }
 
     @Test func aDeviceOneSchemaVersionBehindKeepsWorkingOnTheFieldsItKnows() async throws {
         let server = try ServerProcess(postgres: try TestPostgres.newDatabase())
         defer { server.stop() }
-        let storeA = try Store(url: Self.temporaryURL("a"), models: NotesSyncV1.models)
+        let storeA = try Store(url: temporaryURL("a"), models: NotesSyncV1.models)
         let a = try SyncEngine(store: storeA, server: server.url, device: "a")
         let contextA = Context(store: storeA)
         let note = NotesSyncV1.Note(title: "first")
@@ -62,7 +66,7 @@ enum NotesSyncClash: VersionedSchema {
         try await a.syncNow()
 
         // b starts on version 1, syncs, then is migrated to version 2 (a lightweight stage).
-        let urlB = Self.temporaryURL("b")
+        let urlB = temporaryURL("b")
         do {
             let old = try Store(url: urlB, models: NotesSyncV1.models)
             try await SyncEngine(store: old, server: server.url, device: "b").syncNow()
@@ -100,7 +104,7 @@ enum NotesSyncClash: VersionedSchema {
 
         // A third device whose schema makes `color` a number is refused, typed, before anything
         // of its push is written; the others go on.
-        let storeC = try Store(url: Self.temporaryURL("c"), models: NotesSyncClash.models)
+        let storeC = try Store(url: temporaryURL("c"), models: NotesSyncClash.models)
         let c = try SyncEngine(store: storeC, server: server.url, device: "c")
         let contextC = Context(store: storeC)
         try contextC.insert(NotesSyncClash.Note(title: "from c"))

@@ -3,6 +3,7 @@
 // one this test process starts with scripts/test-postgres.sh and stops when it exits. Each
 // test gets a database of its own, so tests do not see each other's feeds.
 
+import DocStoreTestSupport
 import Foundation
 import Testing
 #if canImport(Glibc)
@@ -51,13 +52,13 @@ enum TestPostgres {
     /// here for a child that had exited.)
     @discardableResult
     static func run(_ arguments: [String]) throws -> String {
-        let base = NSTemporaryDirectory() + "docstore-run-\(UUID().uuidString)"
-        defer { try? FileManager.default.removeItem(atPath: base + ".out"); try? FileManager.default.removeItem(atPath: base + ".err") }
-        let pid = try Spawn.start(arguments, output: base + ".out", errors: base + ".err")
+        let dir = TemporaryDirectory("docstore-run")
+        defer { withExtendedLifetime(dir) {} }
+        let pid = try Spawn.start(arguments, output: dir.file("out"), errors: dir.file("err"))
         let status = Spawn.wait(pid)
-        let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        let out = (try? String(contentsOfFile: dir.file("out"), encoding: .utf8)) ?? ""
         guard status == 0 else {
-            let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+            let err = (try? String(contentsOfFile: dir.file("err"), encoding: .utf8)) ?? ""
             throw TestEnvironmentError("\(arguments.joined(separator: " ")) exited with status \(status): \(err)")
         }
         return out

@@ -10,8 +10,11 @@ import DocStoreTestSupport
 @testable import DocStoreCore
 
 @Suite struct BackupTests {
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("backup")
+
     func temporaryURL(_ name: String) -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("\(name)-\(UUID().uuidString).docstore")
+        URL(fileURLWithPath: temporary.file("\(name).docstore"))
     }
 
     @Test func aBackupTakenWhileSavesGoOnHoldsExactlyTheCommitsUpToItsToken() async throws {
@@ -89,7 +92,9 @@ import DocStoreTestSupport
 /// file shrinks, contexts keep working with the same objects and IDs, and the graph is whole.
 @Suite struct StoreCompactionTests {
     @Test func compactingAfterABatchDeleteShrinksTheFileAndKeepsTheGraph() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("compact-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("compact")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("compact.docstore"))
         let store = try Store(url: url, models: ModelClassTests.models)
         let c = Context(store: store)
         let folders = (0..<5).map { Folder(name: "f\($0)") }

@@ -3,15 +3,12 @@
 // validation; failed saves that keep their changes; rollback; object IDs and URIs.
 
 import DocStore
+import DocStoreTestSupport
 import Foundation
 import Testing
 
 @Suite struct ContextTests {
     static let schema = SchemaValidationTests.notesModel()
-
-    static func tempURL() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("ctx-\(UUID().uuidString).docstore")
-    }
 
     func folder(_ c: Context, _ name: String) throws -> ManagedObject {
         let f = try c.insertObject(forEntityName: "Folder")
@@ -34,7 +31,9 @@ import Testing
     }
 
     @Test func insertedObjectsAreSavedAndReadBackAfterReopening() throws {
-        let url = Self.tempURL()
+        let dir = TemporaryDirectory("ctx")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("ctx.docstore"))
         var ids: [ObjectID] = []
         do {
             let store = try Store(url: url, schema: Self.schema)
@@ -65,7 +64,9 @@ import Testing
     }
 
     @Test func reopeningWithTheSameSchemaWritesNothingAndAnotherSchemaIsRefused() throws {
-        let url = Self.tempURL()
+        let dir = TemporaryDirectory("ctx")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("ctx.docstore"))
         try Store(url: url, schema: Self.schema).close()
         let before = try Data(contentsOf: url)
         // The same model declared in another order is the same schema.

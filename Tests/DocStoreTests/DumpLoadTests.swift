@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+import DocStoreTestSupport
 
 @testable import DocStore
 @testable import DocStoreCore
@@ -48,29 +49,35 @@ private let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         ]),
     ])
 
-    static func temporaryURL(_ name: String = "store") -> URL {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("dump-\(UUID().uuidString)")
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("dump")
+
+    /// A store's URL in a directory of its own (a refused load must leave it empty).
+    func temporaryURL(_ name: String = "store") -> URL {
+        let dir = URL(fileURLWithPath: temporary.file(UUID().uuidString))
         try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         return dir.appendingPathComponent("\(name).docstore")
     }
 
     /// The dump of `store` as text.
     static func dumpText(_ store: Store) throws -> String {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("dump-\(UUID().uuidString).jsonl")
+        let dir = TemporaryDirectory("dump")
+        defer { withExtendedLifetime(dir) {} }
+        let file = URL(fileURLWithPath: dir.file("dump.jsonl"))
         #expect(FileManager.default.createFile(atPath: file.path, contents: nil))
         let handle = try FileHandle(forWritingTo: file)
         _ = try store.dump(to: handle)
         try handle.close()
-        defer { try? FileManager.default.removeItem(at: file) }
         return try String(contentsOf: file, encoding: .utf8)
     }
 
     /// Loads `text` as a dump into a new store at `url`.
     @discardableResult
     static func load(_ text: String, to url: URL) throws -> Int {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("load-\(UUID().uuidString).jsonl")
+        let dir = TemporaryDirectory("load")
+        defer { withExtendedLifetime(dir) {} }
+        let file = URL(fileURLWithPath: dir.file("load.jsonl"))
         try Data(text.utf8).write(to: file)
-        defer { try? FileManager.default.removeItem(at: file) }
         let handle = try FileHandle(forReadingFrom: file)
         defer { try? handle.close() }
         return try Store.load(from: handle, to: url)
@@ -139,7 +146,7 @@ private let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     }
 
     @Test func aDumpLoadsIntoAnEqualStore() throws {
-        let url = Self.temporaryURL("source")
+        let url = temporaryURL("source")
         let store = try Self.makeStore(url)
         let text = try Self.dumpText(store)
         let lines = text.split(separator: "\n")
@@ -147,7 +154,7 @@ private let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         #expect(lines.last == #"{"end":"docstore","objects":6}"#)
         #expect(lines.contains { $0.hasPrefix(#"{"id":"Crate/1","#) })
 
-        let copyURL = Self.temporaryURL("copy")
+        let copyURL = temporaryURL("copy")
         #expect(try Self.load(text, to: copyURL) == 6)
         let copy = try Store(url: copyURL, schema: Self.schema)
         #expect(copy.identifier == store.identifier)
@@ -218,10 +225,10 @@ private let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 
     @Test(arguments: badDumps)
     func aDumpThatDoesNotLoadIsRefusedWithNothingLeft(_ bad: BadDump) throws {
-        let store = try Self.makeStore(Self.temporaryURL())
+        let store = try Self.makeStore(temporaryURL())
         let lines = try Self.dumpText(store).split(separator: "\n").map(String.init)
         try store.close()
-        let url = Self.temporaryURL("copy")
+        let url = temporaryURL("copy")
         let error = #expect(throws: DocStoreError.self) { try Self.load(bad.edit(lines).joined(separator: "\n") + "\n", to: url) }
         #expect(error?.code == .invalidDump)
         let said = (error.map { [$0.message] + $0.problems.map(\.description) } ?? []).joined(separator: " | ")
@@ -231,18 +238,18 @@ private let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
     }
 
     @Test func twoObjectsWithOneUniqueValueAreRefused() throws {
-        let store = try Self.makeStore(Self.temporaryURL())
+        let store = try Self.makeStore(temporaryURL())
         var lines = try Self.dumpText(store).split(separator: "\n").map(String.init)
         try store.close()
         lines = Self.edit(lines, "Item/4", #""code":"code-3""#, #""code":"code-1""#)
-        let url = Self.temporaryURL("copy")
+        let url = temporaryURL("copy")
         let error = #expect(throws: DocStoreError.self) { try Self.load(lines.joined(separator: "\n"), to: url) }
         #expect(error?.code == .uniqueConstraint && error?.message.contains("code-1") == true, "\(String(describing: error))")
         #expect(try FileManager.default.contentsOfDirectory(atPath: url.deletingLastPathComponent().path) == [])
     }
 
     @Test func aLoadNeverReplacesAnExistingFile() throws {
-        let url = Self.temporaryURL()
+        let url = temporaryURL()
         let store = try Self.makeStore(url)
         let text = try Self.dumpText(store)
         try store.close()
@@ -265,7 +272,7 @@ private let golden = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         let expected = try String(contentsOf: golden, encoding: .utf8)
         #expect(text == expected, "regenerate with DOCSTORE_REGENERATE_GOLDEN=1 after a deliberate change, and update Format/dump.md")
 
-        let url = Self.temporaryURL("loaded")
+        let url = temporaryURL("loaded")
         #expect(try Self.load(expected, to: url) == expected.split(separator: "\n").count - 2)
         let loaded = try Store(url: url, schema: source, readOnly: true)
         #expect(try Self.comparable(Self.dumpText(loaded)) == Self.comparable(expected))

@@ -39,8 +39,9 @@ import Testing
     }
 
     @Test func aDeleteThatFailsHalfWayLeavesTheContextAsItWas() throws {
-        let url = ContextTests.tempURL()
-        defer { try? FileManager.default.removeItem(at: url) }
+        let dir = TemporaryDirectory("ctx")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("ctx.docstore"))
         let store = try Store(url: url, schema: ContextTests.schema)
         let setup = Context(store: store)
         let inbox = try ContextTests().folder(setup, "Inbox")

@@ -85,8 +85,11 @@ enum EntityRenamePlan: SchemaMigrationPlan {
 }
 
 @Suite struct MigrationChangeTests {
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("change")
+
     func v1Store() throws -> URL {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("change-\(UUID().uuidString).docstore")
+        let url = URL(fileURLWithPath: temporary.file("change-\(UUID().uuidString).docstore"))
         try MigrationTests().makeV1(url)
         return url
     }

@@ -47,7 +47,9 @@ enum FixtureContent {
     @Test(arguments: [1, 2, 3])
     func aGoldenStoreOfEachVersionMigratesToTheCurrentOneObjectByObject(version: Int) throws {
         let source = fixtures.appendingPathComponent("notes-v\(version).docstore")
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("fixture-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("fixture")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("fixture.docstore"))
         try FileManager.default.copyItem(at: source, to: url)
         let report = try Store.migrationReport(url: url, migrationPlan: NotesPlan.self)
         #expect(report.storeVersion == SchemaVersion(version, 0, 0))

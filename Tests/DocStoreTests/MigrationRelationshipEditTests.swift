@@ -5,6 +5,7 @@
 
 import Foundation
 import Testing
+import DocStoreTestSupport
 
 @testable import DocStore
 @testable import DocStoreCore
@@ -96,8 +97,11 @@ enum OfficePlan: SchemaMigrationPlan {
 }
 
 @Suite(.serialized) struct MigrationRelationshipEditTests {
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("edits")
+
     func temporaryURL() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("edits-\(UUID().uuidString).docstore")
+        URL(fileURLWithPath: temporary.file("edits-\(UUID().uuidString).docstore"))
     }
 
     /// ann (desk D1, team core, skill sql), bob (desk D2, team core, skills sql and go),
@@ -206,8 +210,9 @@ enum OfficePlan: SchemaMigrationPlan {
     ])
 
     @Test func aBatchThatLeavesARequiredToOneEmptyIsRefused() throws {
-        let store = try Store(url: FileManager.default.temporaryDirectory.appendingPathComponent("badges-\(UUID().uuidString).docstore"),
-                              schema: Self.schema)
+        let dir = TemporaryDirectory("badges")
+        defer { withExtendedLifetime(dir) {} }
+        let store = try Store(url: URL(fileURLWithPath: dir.file("badges.docstore")), schema: Self.schema)
         var holders = BatchInsertRequest(entityName: "Holder", objects: [["name": "ann"], ["name": "bob"]])
         holders.resultType = .objectIDs
         let ids = try store.execute(holders).objectIDs

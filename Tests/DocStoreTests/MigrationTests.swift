@@ -106,8 +106,11 @@ enum NotesPlanTo2: SchemaMigrationPlan {
 }
 
 @Suite struct MigrationTests {
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("migration")
+
     func temporaryURL() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("migration-\(UUID().uuidString).docstore")
+        URL(fileURLWithPath: temporary.file("migration-\(UUID().uuidString).docstore"))
     }
 
     /// A version-1 store: 2 folders, 5 notes.

@@ -4,6 +4,7 @@
 // insert, and Observation of typed properties.
 
 import DocStore
+import DocStoreTestSupport
 import Foundation
 import Observation
 import Testing
@@ -93,7 +94,9 @@ struct Location: Codable, Equatable {
     }
 
     @Test func objectsMadeInCodeAreSavedAndReadBackTyped() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("models-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("models")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("models.docstore"))
         var noteID: ObjectID?
         do {
             let store = try Store(url: url, models: Self.models)

@@ -44,7 +44,9 @@ import Testing
 
     @Test(arguments: [1, 2, 3, 42])
     func randomEditsMatchThePlainModel(seed: UInt64) throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("graph-\(seed)-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("graph-\(seed)")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("graph.docstore"))
         var store = try Store(url: url, schema: Self.schema, durability: .off)
         var context = Context(store: store)
         context.undoManager = UndoManager()

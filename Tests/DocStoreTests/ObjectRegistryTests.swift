@@ -78,8 +78,9 @@ import Testing
     }
 
     @Test func aContextKeepsOneObjectPerKeyWhileObjectsComeAndGo() throws {
-        let url = ContextTests.tempURL()
-        defer { try? FileManager.default.removeItem(at: url) }
+        let dir = TemporaryDirectory("ctx")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("ctx.docstore"))
         let store = try Store(url: url, schema: ContextTests.schema)
         let context = Context(store: store)
         for i in 0..<300 { _ = try ContextTests().note(context, "n\(i)") }

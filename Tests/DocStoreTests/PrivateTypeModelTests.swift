@@ -3,6 +3,7 @@
 // (the statics @Model adds are private to their class) and save and read back their values.
 
 import DocStore
+import DocStoreTestSupport
 import Foundation
 import Testing
 
@@ -26,10 +27,9 @@ private struct Mood: Codable, Equatable {
 
 @Suite struct PrivateTypeModelTests {
     @Test func privateTypesAndLookalikeNamesSaveAndReadBack() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("private-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let url = dir.appendingPathComponent("Diary.docstore")
+        let dir = TemporaryDirectory("private")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("Diary.docstore"))
         do {
             let store = try Store(url: url, models: [Diary.self, Shelf.self, Shelf_b.self])
             let context = Context(store: store)

@@ -3,6 +3,7 @@
 // changes with it.
 
 import DocStore
+import DocStoreTestSupport
 import Foundation
 import Testing
 
@@ -80,7 +81,9 @@ enum ReadmeMigration {
     }
 
     @Test func theMigrationSnippetRunsAsWritten() throws {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("readme")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("readme.docstore"))
         do {
             let old = try Store(url: url, models: ReadmeMigration.NotesV1.models)
             let c = Context(store: old)

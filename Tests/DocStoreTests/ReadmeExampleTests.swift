@@ -3,6 +3,7 @@
 // to change, the README changes with it.
 
 import DocStore
+import DocStoreTestSupport
 import Foundation
 import Testing
 
@@ -40,7 +41,9 @@ enum ReadmeExample {
         typealias Folder = ReadmeExample.Folder
         typealias Note = ReadmeExample.Note
         typealias Tag = ReadmeExample.Tag
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("readme-\(UUID().uuidString).docstore")
+        let dir = TemporaryDirectory("readme")
+        defer { withExtendedLifetime(dir) {} }
+        let url = URL(fileURLWithPath: dir.file("readme.docstore"))
 
         // --- README ---
         let store = try Store(url: url, models: [Folder.self, Note.self, Tag.self])

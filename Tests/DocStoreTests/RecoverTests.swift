@@ -15,6 +15,14 @@ import Testing
 @Suite struct RecoverTests {
     static let notes = 600
 
+    // one per test (swift-testing makes a suite value for each): removed when the test ends
+    let temporary = TemporaryDirectory("recover")
+
+    /// The damaged store's URL; the rebuilt one goes beside it.
+    func temporaryURL() -> URL {
+        URL(fileURLWithPath: temporary.file("store.docstore"))
+    }
+
     /// 3 folders, 600 notes with bodies long enough for several leaf pages, 5 tags on many
     /// notes; closed, so everything is in the page file.
     static func makeStore(_ url: URL) throws {
@@ -83,7 +91,7 @@ import Testing
     }
 
     @Test func anIntactStoreIsRebuiltWhole() throws {
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         let (report, rescued) = try Self.recoverChecked(url)
         #expect(report.isComplete && report.damage.isEmpty && report.lost.isEmpty && report.repaired.isEmpty, "\(report)")
@@ -93,7 +101,7 @@ import Testing
     }
 
     @Test func aDamagedRecordsLeafLosesExactlyItsObjects() throws {
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         let records = try Self.tree("Note", in: url)
         let leaves = try Self.pages(of: records, .leaf, in: url)
@@ -122,7 +130,7 @@ import Testing
     }
 
     @Test func aDamagedBranchPageLosesNothing() throws {
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         let records = try Self.tree("Note", in: url)
         let branches = try Self.pages(of: records, .branch, in: url)
@@ -137,7 +145,7 @@ import Testing
     }
 
     @Test func damagedLinksAreRestoredFromTheOtherSide() throws {
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         let before = try Self.dumpLines(url)
         // A leaf of Note.tags (many-to-many) and one of Folder.notes (its inverse is a to-one).
@@ -165,7 +173,7 @@ import Testing
     }
 
     @Test func commitsStillInTheWALAreKept() throws {
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         let store = try Store(url: url, models: ModelClassTests.models)
         let c = Context(store: store)
@@ -183,7 +191,7 @@ import Testing
     }
 
     @Test func aFileWithoutAReadableMetaPageIsATypedError() throws {
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         // Inside the checksummed part (the first 128 bytes) of each meta page.
         try Self.damage(byteAt: 100, of: url)
@@ -200,7 +208,7 @@ import Testing
     @Test(arguments: Array(UInt64(11)...UInt64(18)))
     func randomDamageAlwaysGivesASoundStore(seed: UInt64) throws {
         var random = SplitMix64(seed: seed)
-        let url = DumpLoadTests.temporaryURL()
+        let url = temporaryURL()
         try Self.makeStore(url)
         let before = Set(try Self.dumpLines(url).filter { $0.hasPrefix(#"{"id":"Note/"#) })
         let pageCount = try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int ?? 0

@@ -4,6 +4,7 @@
 
 import Foundation
 import Testing
+import DocStoreTestSupport
 
 @testable import DocStore
 @testable import DocStoreCore
@@ -11,8 +12,9 @@ import Testing
 
 @Suite struct StoredSchemaTests {
     @Test func theStoredSchemaOpensTheStoreWithoutItsClasses() throws {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("stored-schema-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let temporary = TemporaryDirectory("stored-schema")
+        defer { withExtendedLifetime(temporary) {} }
+        let dir = URL(fileURLWithPath: temporary.path)
         let url = dir.appendingPathComponent("n.docstore")
         let store = try Store(url: url, models: ModelClassTests.models)
         let c = Context(store: store)
