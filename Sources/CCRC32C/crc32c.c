@@ -18,13 +18,17 @@ int docstore_crc32c_hardware_available(void) {
 }
 
 // Whether the processor also has PCLMULQDQ, which combines three interleaved streams.
+// Asked once; the answer is kept with relaxed atomics (threads that ask at once all compute the
+// same answer, and a plain int would be a data race).
 static int docstore_crc32c_has_clmul(void) {
-    static int known = -1;       // a benign race: every thread computes the same answer
-    if (known < 0) {
+    static int known = -1;
+    int answer = __atomic_load_n(&known, __ATOMIC_RELAXED);
+    if (answer < 0) {
         unsigned int eax, ebx, ecx, edx;
-        known = (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_PCLMUL) != 0) ? 1 : 0;
+        answer = (__get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_PCLMUL) != 0) ? 1 : 0;
+        __atomic_store_n(&known, answer, __ATOMIC_RELAXED);
     }
-    return known;
+    return answer;
 }
 
 __attribute__((target("sse4.2")))
