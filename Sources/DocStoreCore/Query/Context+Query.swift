@@ -715,6 +715,9 @@ extension Context {
         // Counted here and added once: not a class property written per entry.
         var entries = 0
         defer { counter?.entriesRead += entries }
+        // Walking up, the lower bound is compared only until an entry lies above it: the rest
+        // follow that one.
+        var belowPossible = range.lower != nil
         while more {
             // Whether the walk goes on past this entry (skipping it when it is out of the range).
             var goesOn = false
@@ -723,7 +726,10 @@ extension Context {
                     if range.isBelow(k) { return }
                 } else {
                     if range.isAbove(k) { return }
-                    if range.isBelow(k) { goesOn = true; return }   // an exclusive lower bound: skip its own value
+                    if belowPossible {
+                        if range.isBelow(k) { goesOn = true; return }   // an exclusive lower bound: skip its own value
+                        belowPossible = false
+                    }
                 }
                 let key = reader.primaryKeyInValue ? PrimaryKey.read(v)
                     : k.count >= 8 ? PrimaryKey.read(UnsafeRawBufferPointer(rebasing: k[(k.count - 8)...])) : nil

@@ -290,11 +290,17 @@ final class EntityInfo: Sendable {
 struct StoreModel: Sendable {
     let entities: [EntityInfo]
     let byName: [String: Int]
-    let byID: [UInt32: Int]
-    /// Model classes → their entity, by `classKey` (a UInt64: a dictionary keyed by
-    /// `ObjectIdentifier` costs a new process a scan of every conformance record to find
-    /// `ObjectIdentifier: Hashable`, the first time one is made).
-    let byClass: [UInt64: Int]
+    /// Entities by ID: `byID[id]` is the entity's index, or −1 where no entity has that ID. A
+    /// table, not a dictionary: IDs are small (given out from 1 as entities are added, and at
+    /// most `PrimaryKey.maxEntityID`), and every object made or read asks for its entity — a
+    /// hash per object.
+    private let byID: [Int]
+    /// Model classes → their entity: `classKeys[i]` is the `classKey` of `entities[classIndexes[i]]`'s
+    /// class, searched from the end. A store has a handful of model classes, and comparing a few
+    /// words is cheaper than hashing one (each insert asks). Not keyed by `ObjectIdentifier`,
+    /// whose first dictionary costs a new process a scan of every conformance record.
+    private let classKeys: [UInt64]
+    private let classIndexes: [Int]
 
     func entity(named name: String) -> EntityInfo? { byName[name].map { entities[$0] } }
 
@@ -310,7 +316,12 @@ struct StoreModel: Sendable {
         }
         return names
     }
-    func entity(id: UInt32) -> EntityInfo? { byID[id].map { entities[$0] } }
+    func entity(id: UInt32) -> EntityInfo? {
+        let i = Int(id)
+        guard i < byID.count else { return nil }
+        let index = byID[i]
+        return index >= 0 ? entities[index] : nil
+    }
     /// The entity a primary key belongs to.
     func entity(ofKey key: UInt64) -> EntityInfo? { entity(id: PrimaryKey.entity(of: key)) }
 
@@ -393,19 +404,26 @@ struct StoreModel: Sendable {
         }
         entities = infos
         byName = indexByName
-        var ids: [UInt32: Int] = [:]
-        for (i, info) in infos.enumerated() { ids[info.id] = i }
+        // A catalog's entity IDs are checked to lie in 1…maxEntityID when it is read.
+        let highest = infos.lazy.map(\.id).filter { $0 <= PrimaryKey.maxEntityID }.max() ?? 0
+        var ids = [Int](repeating: -1, count: Int(highest) + 1)
+        for (i, info) in infos.enumerated() where info.id <= PrimaryKey.maxEntityID { ids[Int(info.id)] = i }
         byID = ids
-        var classes: [UInt64: Int] = [:]
+        var keys: [UInt64] = [], indexes: [Int] = []
         for (i, info) in infos.enumerated() where info.objectClass != ManagedObject.self {
-            classes[Self.classKey(info.objectClass)] = i
+            keys.append(Self.classKey(info.objectClass))
+            indexes.append(i)
         }
-        byClass = classes
+        classKeys = keys
+        classIndexes = indexes
     }
 
     /// The entity of a model class's objects.
     func entity(ofClass type: ManagedObject.Type) -> EntityInfo? {
-        byClass[Self.classKey(type)].map { entities[$0] }
+        let key = Self.classKey(type)
+        // The last entity of a class wins, as it did in a dictionary built in order.
+        for i in classKeys.indices.reversed() where classKeys[i] == key { return entities[classIndexes[i]] }
+        return nil
     }
 
     /// A class's identity as a number (its metadata's address).
