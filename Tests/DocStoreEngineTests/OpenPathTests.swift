@@ -58,4 +58,43 @@ import Testing
             #expect(fs.fileExists(path) == FileManager.default.fileExists(atPath: path), "\(path)")
         }
     }
+
+    /// Files are opened with open(2) directly (close-on-exec from the start): a missing file is
+    /// `.notFound` when it may not be created, a missing directory is an I/O error when it may
+    /// (not "no store here"), a new file is made, and the descriptor is close-on-exec.
+    @Test func openingAnswersAsBeforeAndDescriptorsAreCloseOnExec() throws {
+        let dir = TemporaryDirectory("openfile")
+        defer { withExtendedLifetime(dir) {} }
+        let fs = FoundationFileSystem()
+        let missing = dir.file("missing")
+        for readOnly in [false, true] {
+            do {
+                _ = try fs.openFile(missing, create: false, readOnly: readOnly)
+                Issue.record("a missing file opened (readOnly \(readOnly))")
+            } catch {
+                #expect(error.code == .notFound, "readOnly \(readOnly): \(error)")
+            }
+        }
+        do {
+            _ = try fs.openFile(dir.file("no such directory/store"), create: true, readOnly: false)
+            Issue.record("a file was created in a missing directory")
+        } catch {
+            #expect(error.code == .io, "\(error)")
+            #expect(error.message.contains("check the directory exists"), "\(error.message)")
+        }
+        do {
+            _ = try Engine.open(at: dir.file("no such directory/Notes.docstore"))
+            Issue.record("a store was created in a missing directory")
+        } catch {
+            #expect(error.code != .notFound, "\(error)")
+        }
+        let made = try fs.openFile(dir.file("new"), create: true, readOnly: false)
+        defer { made.close() }
+        let bytes: [UInt8] = [7, 7, 7]
+        try bytes.withUnsafeBytes { raw in try made.write(raw, at: 0) }
+        #expect(try made.size() == 3)
+        let file = try #require(made as? FoundationFile)
+        let flags = fcntl(file.descriptor, F_GETFD)
+        #expect(flags >= 0 && flags & FD_CLOEXEC != 0, "flags \(flags)")
+    }
 }

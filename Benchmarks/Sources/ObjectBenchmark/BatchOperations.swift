@@ -46,9 +46,10 @@ func runBatchOperations(_ arguments: [String]) throws -> Int32 {
             progress("run \(r)/\(repeats): \(name), batch operations on \(notes) notes")
             let dir = root + "/\(name)-\(r)"
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            // The previous child's files (a million notes, hundreds of MB) are written back
-            // first, untimed: otherwise the next subject's durable commits wait behind that
-            // writeback (DocStore's update measured 1.21 s after SQLite's run, 0.85 s alone).
+            // What the file system still has to do after the previous child (deleting its
+            // million notes, hundreds of MB, among it) is flushed first, untimed: otherwise the
+            // next subject's durable commits wait behind it (DocStore's update measured 1.21 s
+            // after SQLite's run, 0.85 s alone).
             sync()
             let (_, output) = try spawnSelf(["__batch", name, dir, String(notes)])
             var fields: [String: Double] = [:]

@@ -229,7 +229,6 @@ final class EncodedRecordFilter {
         return options.contains(.caseInsensitive) ? bytes.map(ASCIIBytes.fold) : bytes
     }
 
-    @inline(__always)
     /// `text op constant` on ASCII bytes (`text` folded on the fly when `fold`).
     private static func compareASCII(_ text: Slice<UnsafeRawBufferPointer>, _ op: QueryOperator, _ constant: [UInt8], fold: Bool) -> Bool {
         let t = UnsafeRawBufferPointer(rebasing: text)

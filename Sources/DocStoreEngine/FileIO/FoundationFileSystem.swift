@@ -29,12 +29,17 @@ public struct FoundationFileSystem: FileSystem {
         // O_CLOEXEC in the open itself: a descriptor marked only afterwards could be inherited
         // for good by a program another thread starts in between (it would then hold the
         // writer's lock for as long as it runs).
-        let flags = (readOnly ? O_RDONLY : O_RDWR | (create ? O_CREAT : 0)) | O_CLOEXEC
-        let fd = Glibc.open(path, flags, 0o644)
+        // New files get 0666 less the process's umask, as FileManager's did.
+        let creates = create && !readOnly
+        let flags = (readOnly ? O_RDONLY : O_RDWR | (creates ? O_CREAT : 0)) | O_CLOEXEC
+        let fd = Glibc.open(path, flags, 0o666)
         guard fd >= 0 else {
             let code = Glibc.errno
-            if code == ENOENT { throw EngineError(.notFound, "no such file", file: path, errno: code) }
-            let what = readOnly ? "cannot open the file for reading" : create ? "cannot create or open the file for reading and writing (check the directory exists and is writable)" : "cannot open the file for reading and writing"
+            // Creating, ENOENT means the directory is missing: an I/O error, not "no store here".
+            if code == ENOENT && !creates { throw EngineError(.notFound, "no such file", file: path, errno: code) }
+            let what = readOnly ? "cannot open the file for reading"
+                : creates ? "cannot create or open the file for reading and writing (check the directory exists and is writable)"
+                : "cannot open the file for reading and writing"
             throw EngineError(.io, "\(what): \(String(cString: strerror(code)))", file: path, errno: code)
         }
         return FoundationFile(path: path, handle: FileHandle(fileDescriptor: fd, closeOnDealloc: true))
@@ -92,6 +97,8 @@ final class FoundationFile: StorageFile {
     let path: String
     private let handle: FileHandle
     private var fd: Int32 { handle.fileDescriptor }
+    /// The file's descriptor (tests check its flags).
+    var descriptor: Int32 { fd }
 
     init(path: String, handle: FileHandle) {
         self.path = path
