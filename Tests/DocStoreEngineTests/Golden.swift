@@ -148,6 +148,8 @@ enum Golden {
         let crcInputs: [(String, [UInt8])] = [
             ("\"123456789\" (ASCII)", utf8("123456789")), ("32 zero bytes", [UInt8](repeating: 0, count: 32)),
             ("\"DOCSTORE\" (ASCII)", utf8("DOCSTORE")),
+            // A 4 KiB page's checked length: long enough for the interleaved hardware path.
+            ("4092 bytes i % 251", (0..<4092).map { UInt8($0 % 251) }),
         ]
         out.append(SpecExample(document: "FORMAT.md", name: "crc32c-vectors", text: crcInputs.map { name, b in
             name.padding(toLength: 22, withPad: " ", startingAt: 0) + "0x" + HexDump.hex32(CRC32C.checksum(b))

@@ -94,7 +94,7 @@ import Testing
         try bytes.withUnsafeBytes { raw in try made.write(raw, at: 0) }
         #expect(try made.size() == 3)
         let file = try #require(made as? FoundationFile)
-        let flags = fcntl(file.descriptor, F_GETFD)
+        let flags = fcntl(file.fd, F_GETFD)
         #expect(flags >= 0 && flags & FD_CLOEXEC != 0, "flags \(flags)")
     }
 }

@@ -70,7 +70,7 @@ enum QueryValueSemantics {
         // ASCII has no diacritics and folds case by one bit: no need for Foundation's folding.
         if s.utf8.allSatisfy({ $0 < 0x80 }) {
             guard options.contains(.caseInsensitive), s.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return s }
-            return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+            return String(decoding: s.utf8.map(ASCIIBytes.fold), as: UTF8.self)
         }
         var fold: String.CompareOptions = []
         if options.contains(.caseInsensitive) { fold.insert(.caseInsensitive) }

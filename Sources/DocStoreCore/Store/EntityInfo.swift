@@ -295,12 +295,11 @@ struct StoreModel: Sendable {
     /// most `PrimaryKey.maxEntityID`), and every object made or read asks for its entity — a
     /// hash per object.
     private let byID: [Int]
-    /// Model classes → their entity: `classKeys[i]` is the `classKey` of `entities[classIndexes[i]]`'s
-    /// class, searched from the end. A store has a handful of model classes, and comparing a few
-    /// words is cheaper than hashing one (each insert asks). Not keyed by `ObjectIdentifier`,
-    /// whose first dictionary costs a new process a scan of every conformance record.
-    private let classKeys: [UInt64]
-    private let classIndexes: [Int]
+    /// Model classes → their entity: each class's `classKey` with the entity's index, searched
+    /// from the end. A store has a handful of model classes, and comparing a few words is
+    /// cheaper than hashing one (each insert asks). Not keyed by `ObjectIdentifier`, whose first
+    /// dictionary costs a new process a scan of every conformance record.
+    private let byClass: [(key: UInt64, index: Int)]
 
     func entity(named name: String) -> EntityInfo? { byName[name].map { entities[$0] } }
 
@@ -409,20 +408,16 @@ struct StoreModel: Sendable {
         var ids = [Int](repeating: -1, count: Int(highest) + 1)
         for (i, info) in infos.enumerated() where info.id <= PrimaryKey.maxEntityID { ids[Int(info.id)] = i }
         byID = ids
-        var keys: [UInt64] = [], indexes: [Int] = []
-        for (i, info) in infos.enumerated() where info.objectClass != ManagedObject.self {
-            keys.append(Self.classKey(info.objectClass))
-            indexes.append(i)
+        byClass = infos.indices.compactMap { i in
+            infos[i].objectClass == ManagedObject.self ? nil : (Self.classKey(infos[i].objectClass), i)
         }
-        classKeys = keys
-        classIndexes = indexes
     }
 
     /// The entity of a model class's objects.
     func entity(ofClass type: ManagedObject.Type) -> EntityInfo? {
         let key = Self.classKey(type)
         // The last entity of a class wins, as it did in a dictionary built in order.
-        for i in classKeys.indices.reversed() where classKeys[i] == key { return entities[classIndexes[i]] }
+        for entry in byClass.reversed() where entry.key == key { return entities[entry.index] }
         return nil
     }
 

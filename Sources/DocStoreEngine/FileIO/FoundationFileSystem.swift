@@ -96,9 +96,8 @@ public struct FoundationFileSystem: FileSystem {
 final class FoundationFile: StorageFile {
     let path: String
     private let handle: FileHandle
-    private var fd: Int32 { handle.fileDescriptor }
-    /// The file's descriptor (tests check its flags).
-    var descriptor: Int32 { fd }
+    /// The file's descriptor (internal: tests check its flags).
+    var fd: Int32 { handle.fileDescriptor }
 
     init(path: String, handle: FileHandle) {
         self.path = path
