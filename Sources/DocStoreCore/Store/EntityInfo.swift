@@ -229,8 +229,11 @@ final class EntityInfo: Sendable {
         fieldForSlot = properties.map(\.fieldID)
         defaults = properties.map { $0.attribute?.defaultValue ?? .null }
         toManyCount = properties.count { $0.isToMany }
-        let onDeletion = Self.slotsRead(onDeletionOf: properties, compoundIndexes)
-        slotForFieldOnDeletion = table.map { onDeletion.contains($0) ? $0 : -1 }
+        // A mask by slot, not a Set<Int>: the first Set of Int in a process costs it a scan of
+        // every conformance record (Int's Hashable), and every store opens through here.
+        var onDeletion = [Bool](repeating: false, count: properties.count)
+        for slot in Self.slotsRead(onDeletionOf: properties, compoundIndexes) where slot < onDeletion.count { onDeletion[slot] = true }
+        slotForFieldOnDeletion = table.map { $0 >= 0 && $0 < onDeletion.count && onDeletion[$0] ? $0 : -1 }
     }
 
     func property(named name: String) -> PropertyInfo? {
@@ -258,14 +261,15 @@ final class EntityInfo: Sendable {
 
     /// The slots a deleted object's values are needed for: its index entries, its to-one
     /// targets, and the values history preserves on deletion.
-    var slotsReadOnDeletion: Set<Int> { Self.slotsRead(onDeletionOf: properties, compoundIndexes) }
+    var slotsReadOnDeletion: Set<Int> { Set(Self.slotsRead(onDeletionOf: properties, compoundIndexes)) }
 
-    private static func slotsRead(onDeletionOf properties: [PropertyInfo], _ compoundIndexes: [CompoundIndex]) -> Set<Int> {
-        var slots = Set<Int>()
+    /// The slots `slotsReadOnDeletion` names, possibly more than once.
+    private static func slotsRead(onDeletionOf properties: [PropertyInfo], _ compoundIndexes: [CompoundIndex]) -> [Int] {
+        var slots: [Int] = []
         for p in properties {
-            if p.indexTree != nil || p.isToOne || p.attribute?.preservesValueOnDeletion == true { slots.insert(p.slot) }
+            if p.indexTree != nil || p.isToOne || p.attribute?.preservesValueOnDeletion == true { slots.append(p.slot) }
         }
-        for index in compoundIndexes { for element in index.elements { slots.insert(element.slot) } }
+        for index in compoundIndexes { for element in index.elements { slots.append(element.slot) } }
         return slots
     }
 

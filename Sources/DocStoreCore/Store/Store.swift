@@ -35,8 +35,11 @@ public final class Store: Sendable {
     var engine: Engine { engineBox.withLock { $0 } }
     let catalog: Catalog
     let model: StoreModel
-    /// The next sequence number per entity ID.
-    private let sequences: Locked<[UInt32: UInt64]>
+    /// The next sequence number by entity ID (0 for an entity that has handed out none). An
+    /// array, not a `[UInt32: UInt64]`: entity IDs are small (1…`PrimaryKey.maxEntityID`, most
+    /// stores a handful), and the first dictionary keyed by UInt32 costs a new process a scan of
+    /// every conformance record, on the path of opening a store.
+    private let sequences: Locked<[UInt64]>
     /// Records below the contexts (RowCache.swift).
     let rows = RowCache()
     /// The last commit whose rows the row cache has forgotten (a save's or a batch's, set at
@@ -248,12 +251,15 @@ public final class Store: Sendable {
         return catalog
     }
 
-    private static func loadSequences(engine: Engine, catalog: Catalog) throws(DocStoreError) -> [UInt32: UInt64] {
-        var next: [UInt32: UInt64] = [:]
+    private static func loadSequences(engine: Engine, catalog: Catalog) throws(DocStoreError) -> [UInt64] {
+        // Catalog.decode checked the schema's entities' IDs to lie in 1…maxEntityID; any other
+        // name's ID is no entity's (`nextKey` grows the array for an entity past its end).
+        let ids = catalog.entityIDs.values.filter { $0 <= PrimaryKey.maxEntityID }
+        var next = [UInt64](repeating: 0, count: Int(ids.max() ?? 0) + 1)
         do {
             try engine.read { txn in
-                for id in catalog.entityIDs.values {
-                    next[id] = Catalog.sequence(from: try txn.get(Catalog.sequenceKey(id), in: Catalog.tree)) + 1
+                for id in ids {
+                    next[Int(id)] = Catalog.sequence(from: try txn.get(Catalog.sequenceKey(id), in: Catalog.tree)) + 1
                 }
             }
         } catch let error as EngineError {
@@ -281,8 +287,10 @@ public final class Store: Sendable {
     /// never saved leaves a gap.
     func nextKey(for entity: EntityInfo) -> UInt64 {
         let sequence = sequences.withLock { s -> UInt64 in
-            let n = s[entity.id, default: 1]
-            s[entity.id] = n + 1
+            let id = Int(entity.id)
+            if id >= s.count { s += [UInt64](repeating: 0, count: id + 1 - s.count) }
+            let n = s[id] == 0 ? 1 : s[id]
+            s[id] = n + 1
             return n
         }
         return PrimaryKey.make(entity: entity.id, sequence: sequence)
@@ -290,7 +298,10 @@ public final class Store: Sendable {
 
     /// The highest sequence number handed out for the entity so far (saved with each commit).
     func highestSequence(of entityID: UInt32) -> UInt64 {
-        sequences.withLock { ($0[entityID] ?? 1) - 1 }
+        sequences.withLock { s in
+            let id = Int(entityID)
+            return id < s.count && s[id] != 0 ? s[id] - 1 : 0
+        }
     }
 
     // MARK: - Engine access
