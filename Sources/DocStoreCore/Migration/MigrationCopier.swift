@@ -60,19 +60,20 @@ struct MigrationCopier {
         for oldEntity in oldModel.entities where !oldEntity.description.isAbstract {
             guard let newEntity = newModel.entity(id: oldEntity.id), !newEntity.description.isAbstract else { continue }
             var start = PrimaryKey.make(entity: oldEntity.id, sequence: 0)
-            let end = PrimaryKey.make(entity: oldEntity.id + 1, sequence: 0)
             guard try snapshot.treeExists(oldEntity.recordsTree) else { continue }
             while true {
                 // One chunk: read `chunk` records, then write them in one transaction.
                 var rows: [(UInt64, [UInt8])] = []
                 var cursor = try snapshot.cursor(in: oldEntity.recordsTree)
                 var entry = try cursor.seek(to: PrimaryKey.bytes(start))
-                while let (k, v) = entry, let key = PrimaryKey.read(k), key < end, rows.count < chunk {
+                // The entity's keys end where their entity ID changes (the next ID's first key
+                // does not fit in 64 bits after the largest ID, 0xFFFF).
+                while let (k, v) = entry, let key = PrimaryKey.read(k), PrimaryKey.entity(of: key) == oldEntity.id, rows.count < chunk {
                     rows.append((key, v))
                     entry = try cursor.next()
                 }
                 guard let last = rows.last?.0 else { break }
-                start = last + 1
+                start = last &+ 1
                 try new.write { txn in
                     var batch = WriteBatch()
                     for (key, bytes) in rows {
@@ -87,6 +88,7 @@ struct MigrationCopier {
                 state.written += rows.count
                 progress(state.written)
                 if !problems.isEmpty { throw Self.failure(problems) }
+                if last == .max { break }   // the last key there can be: `start` wrapped
             }
         }
         try copyLinks(snapshot, state)

@@ -232,7 +232,7 @@ final class EntityInfo: Sendable {
         // A mask by slot, not a Set<Int>: the first Set of Int in a process costs it a scan of
         // every conformance record (Int's Hashable), and every store opens through here.
         var onDeletion = [Bool](repeating: false, count: properties.count)
-        for slot in Self.slotsRead(onDeletionOf: properties, compoundIndexes) where slot < onDeletion.count { onDeletion[slot] = true }
+        for slot in Self.slotsRead(onDeletionOf: properties, compoundIndexes) where slot >= 0 && slot < onDeletion.count { onDeletion[slot] = true }
         slotForFieldOnDeletion = table.map { $0 >= 0 && $0 < onDeletion.count && onDeletion[$0] ? $0 : -1 }
     }
 

@@ -1,6 +1,6 @@
-// RecordScan: the records of one entity (not its sub-entities) in key order — the key range
-// [entityID << 48, (entityID + 1) << 48) of its hierarchy's records tree (Format/record.md §
-// Primary keys). Fetches and the store summary read entities this way.
+// RecordScan: the records of one entity (not its sub-entities) in key order — the keys of its
+// hierarchy's records tree whose top 16 bits are its entity ID (Format/record.md § Primary
+// keys), from entityID << 48 on. Fetches and the store summary read entities this way.
 
 internal import DocStoreEngine
 
@@ -23,13 +23,14 @@ extension Transaction {
     /// bytes are valid only inside `body`): a scan that tests records copies none of them.
     func forEachRecordInPlace(of entity: EntityInfo, _ body: (UInt64, UnsafeRawBufferPointer) throws -> Void) throws {
         guard try treeExists(entity.recordsTree) else { return }
-        let end = PrimaryKey.make(entity: entity.id + 1, sequence: 0)
+        // The range ends where the keys' entity ID changes (not at the next ID's first key:
+        // after the largest ID, 0xFFFF, that key does not fit in 64 bits).
         var cursor = try cursor(in: entity.recordsTree)
         var more = try cursor.move(to: PrimaryKey.bytes(PrimaryKey.make(entity: entity.id, sequence: 0)))
         while more {
             var inRange = false
             let atEntry = try cursor.visitCurrent { (k, bytes) in
-                guard let key = PrimaryKey.read(k), key < end else { return }
+                guard let key = PrimaryKey.read(k), PrimaryKey.entity(of: key) == entity.id else { return }
                 inRange = true
                 try body(key, bytes)
             }
