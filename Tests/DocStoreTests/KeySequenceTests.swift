@@ -17,6 +17,10 @@ import DocStoreTestSupport
         EntityDescription(name: "Note", attributes: [AttributeDescription(name: "title", type: .string, isOptional: true)]),
     ])
 
+    /// A directory of this test's own (each test gets a new suite value), removed with it.
+    let temporary = TemporaryDirectory("key-sequences")
+    var url: URL { URL(fileURLWithPath: temporary.path).appendingPathComponent("k.docstore") }
+
     /// Inserts `count` objects of `entity`, saves, and returns their numbers.
     static func insert(_ count: Int, _ entity: String, into store: Store) throws -> [UInt64] {
         let c = Context(store: store)
@@ -26,9 +30,6 @@ import DocStoreTestSupport
     }
 
     @Test func eachEntityCountsOnFromItsHighestSavedNumberAfterAReopen() throws {
-        let temporary = TemporaryDirectory("key-sequences")
-        defer { withExtendedLifetime(temporary) {} }
-        let url = URL(fileURLWithPath: temporary.path).appendingPathComponent("k.docstore")
         var store = try Store(url: url, schema: Self.schema)
         #expect(try Self.insert(3, "Folder", into: store) == [1, 2, 3])
         #expect(try Self.insert(2, "Note", into: store) == [1, 2])
@@ -46,9 +47,6 @@ import DocStoreTestSupport
     }
 
     @Test func anIDOfNoEntityInTheCatalogIsLeftAlone() throws {
-        let temporary = TemporaryDirectory("key-sequences")
-        defer { withExtendedLifetime(temporary) {} }
-        let url = URL(fileURLWithPath: temporary.path).appendingPathComponent("k.docstore")
         var store = try Store(url: url, schema: Self.schema)
         #expect(try Self.insert(2, "Note", into: store) == [1, 2])
         try store.close()
@@ -70,9 +68,6 @@ import DocStoreTestSupport
     /// An entity whose ID is the largest a key can carry counts from 1 and on across a reopen,
     /// as any other (the array of sequences reaches that far).
     @Test func theLargestEntityIDCountsOnLikeAnyOther() throws {
-        let temporary = TemporaryDirectory("key-sequences")
-        defer { withExtendedLifetime(temporary) {} }
-        let url = URL(fileURLWithPath: temporary.path).appendingPathComponent("k.docstore")
         try Store(url: url, schema: Self.schema).close()
         // Nothing is saved yet: give Note the largest ID in the catalog, and its records tree.
         try Self.editCatalog(at: url, creating: ["records.\(PrimaryKey.maxEntityID)"]) { ids in

@@ -71,7 +71,7 @@ private struct DeletionPlan {
         relationships = entity.properties.compactMap { p in p.relationship.map { (p, $0.deleteRule) } }
         cascades = relationships.contains { $0.rule == .cascade }
         denies = relationships.contains { $0.rule == .deny }
-        readMap = entity.slotForField(reading: entity.slotsReadOnDeletion)
+        readMap = entity.slotForFieldOnDeletion
     }
 }
 

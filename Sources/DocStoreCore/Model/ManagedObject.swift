@@ -196,7 +196,7 @@ open class ManagedObject: Hashable, CustomStringConvertible, Observable {
 
     /// The values as saved (or as they are, once changed), decoded from the record the object
     /// still holds without keeping the decode. With `onlyReadOnDeletion`, just the slots a save
-    /// reads of a deleted or rewritten object (`EntityInfo.slotsReadOnDeletion`: index entries,
+    /// reads of a deleted or rewritten object (`EntityInfo.slotForFieldOnDeletion`: index entries,
     /// tombstone, to-ones) are decoded, the others left at their defaults: its strings and data
     /// are not made only to be dropped.
     final func valuesLeavingRecord(onlyReadOnDeletion: Bool = false) -> [StoredValue] {

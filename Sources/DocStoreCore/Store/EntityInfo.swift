@@ -197,9 +197,10 @@ final class EntityInfo: Sendable {
     let storeIdentifier: UUID?
     /// How many to-many relationships it has: the states a new object of it starts with.
     let toManyCount: Int
-    /// `slotForField` keeping only `slotsReadOnDeletion` (as `slotForField(reading:)` makes it,
-    /// once): what a save decodes of a deleted or rewritten object's kept record (its old index
-    /// entries, a tombstone), stepping over the rest.
+    /// `slotForField` keeping only the slots a deleted object's values are needed for — its
+    /// index entries, its to-one targets, the values history preserves on deletion — and -1 for
+    /// the others: what a save or a batch delete decodes of a deleted or rewritten object's
+    /// record, stepping over the rest.
     let slotForFieldOnDeletion: [Int]
 
     init(name: String, id: UInt32, index: Int, description: EntityDescription, recordsTree: String,
@@ -232,8 +233,11 @@ final class EntityInfo: Sendable {
         // A mask by slot, not a Set<Int>: the first Set of Int in a process costs it a scan of
         // every conformance record (Int's Hashable), and every store opens through here.
         var onDeletion = [Bool](repeating: false, count: properties.count)
-        for slot in Self.slotsRead(onDeletionOf: properties, compoundIndexes) where slot >= 0 && slot < onDeletion.count { onDeletion[slot] = true }
-        slotForFieldOnDeletion = table.map { $0 >= 0 && $0 < onDeletion.count && onDeletion[$0] ? $0 : -1 }
+        for p in properties where p.indexTree != nil || p.isToOne || p.attribute?.preservesValueOnDeletion == true {
+            onDeletion[p.slot] = true
+        }
+        for index in compoundIndexes { for element in index.elements { onDeletion[element.slot] = true } }
+        slotForFieldOnDeletion = table.map { $0 >= 0 && onDeletion[$0] ? $0 : -1 }   // a slot is an index of `properties`
     }
 
     func property(named name: String) -> PropertyInfo? {
@@ -257,20 +261,6 @@ final class EntityInfo: Sendable {
     /// steps over them without making values (a batch reads only what it uses).
     func slotForField(reading slots: Set<Int>) -> [Int] {
         slotForField.map { slots.contains($0) ? $0 : -1 }
-    }
-
-    /// The slots a deleted object's values are needed for: its index entries, its to-one
-    /// targets, and the values history preserves on deletion.
-    var slotsReadOnDeletion: Set<Int> { Set(Self.slotsRead(onDeletionOf: properties, compoundIndexes)) }
-
-    /// The slots `slotsReadOnDeletion` names, possibly more than once.
-    private static func slotsRead(onDeletionOf properties: [PropertyInfo], _ compoundIndexes: [CompoundIndex]) -> [Int] {
-        var slots: [Int] = []
-        for p in properties {
-            if p.indexTree != nil || p.isToOne || p.attribute?.preservesValueOnDeletion == true { slots.append(p.slot) }
-        }
-        for index in compoundIndexes { for element in index.elements { slots.append(element.slot) } }
-        return slots
     }
 
     /// The value of `slot` in a record `RecordCoding.validate` passed (its default when the
